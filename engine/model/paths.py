@@ -1,4 +1,4 @@
-"""Resolving mesh references: ``package://pkg/...``, ``file://...``, absolute and relative paths.
+"""Resolving file references (meshes, robot files): ``package://pkg/...``, ``file://...``, absolute and relative paths.
 
 Search order for ``package://pkg/rest``: the caller's ``package_dirs`` and ``$ARTICULA_PACKAGE_PATH`` /
 ``$ROS_PACKAGE_PATH`` (each a directory that contains ``pkg/`` or is ``pkg`` itself), the directories above
@@ -43,8 +43,8 @@ def _candidate_roots(robot_file: Path, package_dirs) -> list:
     return roots
 
 
-def resolve_mesh(filename: str, robot_file, package_dirs=()) -> Path | None:
-    """The existing file a mesh reference points to, or None."""
+def resolve_path(filename: str, robot_file, package_dirs=()) -> Path | None:
+    """The existing file a mesh or robot reference (relative to ``robot_file``) points to, or None."""
     robot_file = Path(robot_file)
     if filename.startswith("package://"):
         rest = filename[len("package://"):]

@@ -23,7 +23,7 @@ from engine import spatial
 from engine.errors import ModelError, did_you_mean
 from engine.model.description import JOINT_KINDS, ClosureSpec, JointSpec, LinkSpec, RobotDescription
 from engine.model.model import Geometry
-from engine.model.paths import resolve_mesh
+from engine.model.paths import resolve_path
 from engine.model.xmlutil import Reader, parse_xml
 
 # Tags other tools put in URDFs; they describe nothing the dynamics needs.
@@ -152,7 +152,7 @@ def _geometry(r: Reader, el, role, default_name, materials, path, package_dirs):
         return Geometry(kind="plane", size=(), **common)
     if shape.tag == "mesh":
         filename = r.string(shape, "filename", required=True)
-        resolved = resolve_mesh(filename, path, package_dirs)
+        resolved = resolve_path(filename, path, package_dirs)
         if resolved is None:
             r.fail(shape, "mesh file not found (package:// paths are searched in the package directories, "
                           "$ARTICULA_PACKAGE_PATH, $ROS_PACKAGE_PATH and above the robot file)", filename)

@@ -1,0 +1,7 @@
+"""Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory) and gravity
+compensation."""
+from engine.control.gravity import GravityCompensation
+from engine.control.pd import JointPD
+from engine.control.trajectory import JointTrajectory
+
+__all__ = ["GravityCompensation", "JointPD", "JointTrajectory"]

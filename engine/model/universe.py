@@ -1,0 +1,175 @@
+"""The Universe: everything a simulation needs — multibodies, static bodies and the scene settings.
+
+A Universe is plain data (no engine state): it can be built from a file in a worker process, pickled, and turned
+into a ``Simulation`` there. Loaders: ``engine.model.universe_xml.load_universe`` (AMELIF-style XML) and
+``universe_from_urdf`` below (a URDF dropped on a ground plane).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from engine.model.model import Geometry, Model, neutral
+
+
+@dataclass(frozen=True)
+class Material:
+    """Contact material: Coulomb friction ``mu`` (seed 000 §3.4) and Newton restitution ``restitution``."""
+
+    name: str
+    mu: float = 0.8
+    restitution: float = 0.0
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """Contact solver, chosen under the thesis names (seed 000 §5.3): ``gauss-seidel-newton``
+    (AMELIFGSNEWTON, default), ``gauss-seidel`` (AMELIFGS), ``lemke`` (AMELIFLCP, ``facets`` cone facets)."""
+
+    name: str = "gauss-seidel-newton"
+    tolerance: float = 1e-6
+    max_iterations: int = 100
+    time_budget: float | None = None   # seconds; the best iterate is returned when it runs out
+    facets: int = 8
+    delassus: str = "auto"             # "auto", "test-force", "chang-khatib", "thesis", "dense"
+
+
+@dataclass(frozen=True)
+class ContactSettings:
+    """Collision and contact options: proximity ``margin`` (m), at most ``max_points`` per pair, and the
+    penetration correction: ``baumgarte`` velocity bias ``erp * depth / dt`` beyond ``slop`` metres."""
+
+    margin: float = 0.005
+    max_points: int = 4
+    correction: str = "baumgarte"      # "baumgarte" or "none"
+    erp: float = 0.2
+    slop: float = 0.0005
+    default_pairs: str = "all"         # "all" (mobile pairs, adjacent links excluded) or "none"
+    include: tuple = ()                # explicit (label_a, label_b) pairs to track
+    exclude: tuple = ()                # explicit (label_a, label_b) pairs to ignore
+
+
+@dataclass(frozen=True)
+class Camera:
+    """Camera pose in the world: it looks along its -z axis (OpenGL convention), ``R`` its orientation,
+    ``target`` the point it looks at (on that axis)."""
+
+    R: np.ndarray = field(default_factory=lambda: look_at(np.array([3.0, -3.0, 2.0]), np.zeros(3)))
+    p: np.ndarray = field(default_factory=lambda: np.array([3.0, -3.0, 2.0]))
+    fov: float = 45.0
+    target: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
+    """Orientation of a camera at ``eye`` looking at ``target`` (its -z axis) with ``up`` kept vertical."""
+    back = np.asarray(eye, float) - np.asarray(target, float)
+    z = back / np.linalg.norm(back)
+    x = np.cross(up, z)
+    if np.linalg.norm(x) < 1e-9:  # looking straight along up
+        x = np.array([1.0, 0.0, 0.0])
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+@dataclass(frozen=True)
+class Light:
+    position: tuple = (0.0, 0.0, 10.0, 0.0)   # w = 0: directional
+    ambient: tuple = (0.2, 0.2, 0.2, 1.0)
+    diffuse: tuple = (0.8, 0.8, 0.8, 1.0)
+    specular: tuple = (1.0, 1.0, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin by registered name, with its parameters and, for controllers, the multibody it drives."""
+
+    kind: str                  # "controller", "device", "sensor", "solver", "dynamics"
+    name: str
+    params: dict = field(default_factory=dict)
+    target: str | None = None
+    source: str | None = None  # file:line, for error messages
+
+
+@dataclass(frozen=True)
+class MultiBodyInstance:
+    """One multibody in the world: its Model, the placement (R, p) of its base frame, its initial state."""
+
+    name: str
+    model: Model
+    R: np.ndarray
+    p: np.ndarray
+    q0: np.ndarray
+    v0: np.ndarray
+    material: str = "default"
+
+
+@dataclass(frozen=True)
+class StaticBody:
+    """A body with zero mass (AMELIF ``Mass 0``): fixed in the world; geometries are in the world frame."""
+
+    name: str
+    geometries: tuple
+
+
+@dataclass(frozen=True)
+class Universe:
+    source: str
+    name: str = "universe"
+    multibodies: tuple = ()
+    statics: tuple = ()
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    time_step: float = 1e-3
+    integrator: str = "semi-implicit-euler"
+    solver: SolverSettings = field(default_factory=SolverSettings)
+    contact: ContactSettings = field(default_factory=ContactSettings)
+    materials: dict = field(default_factory=lambda: {"default": Material("default")})
+    camera: Camera = field(default_factory=Camera)
+    lights: tuple = (Light(),)
+    controllers: tuple = ()
+    devices: tuple = ()
+    sensors: tuple = ()
+
+    def multibody(self, name: str) -> MultiBodyInstance:
+        for m in self.multibodies:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    def with_settings(self, **changes) -> "Universe":
+        """A copy with other settings (e.g. ``time_step``, ``gravity``, ``solver``): used for sweeps."""
+        return replace(self, **changes)
+
+
+def ground_plane(name="ground", material="default", size=20.0) -> StaticBody:
+    """A static horizontal plane z = 0 (drawn as a ``size`` metre square)."""
+    plane = Geometry(name=name, body=-1, kind="plane", size=(size, size), R=np.eye(3), p=np.zeros(3),
+                     rgba=(0.55, 0.6, 0.65, 1.0), material=material)
+    return StaticBody(name=name, geometries=(plane,))
+
+
+def universe_from_urdf(path, floating_base: bool = True, **settings) -> Universe:
+    """A URDF alone: the robot on a ground plane, floating base unless told otherwise, its base raised so that
+    the lowest collision geometry of the neutral pose touches z = 0."""
+    from engine.model import load_model
+    model = load_model(path, floating_base=floating_base)
+    q0 = neutral(model)
+    height = _clearance(model, q0) if floating_base else 0.0
+    if floating_base:
+        q0[2] = height
+    robot = MultiBodyInstance(name=model.name, model=model, R=np.eye(3), p=np.zeros(3), q0=q0,
+                              v0=np.zeros(model.nv))
+    return Universe(source=str(Path(path)), name=model.name, multibodies=(robot,), statics=(ground_plane(),),
+                    **settings)
+
+
+def _clearance(model, q) -> float:
+    """Height to lift a floating robot so that its lowest geometry point (neutral pose) sits at z = 0."""
+    from engine.dynamics.kinematics import forward_kinematics
+    from engine.model.geometry_bounds import geometry_lowest_point
+    data = model.create_data()
+    forward_kinematics(model, data, q)
+    lows = [geometry_lowest_point(g, data) for g in model.geometries if g.role == "collision"]
+    lows = [z for z in lows if z is not None]
+    return max(0.0, -min(lows)) if lows else 1.0

@@ -1,0 +1,352 @@
+"""AMELIF-style universe XML (seed 000 §2, "Example XML"), with Articula's extensions.
+
+The thesis example loads unchanged: ``Universe`` ▸ ``MultiBody`` (``File``, ``Rotation angle x y z`` in
+degrees, ``Translation``), ``Body`` (``File`` mesh, ``Mass``, ``CoM``, 9-value ``Inertia``, ``Label``; mass 0 =
+static), ``Configurations`` (``Camera``, ``Light`` ▸ ``LightAttribute``). The extensions (``Settings``,
+``Material``, primitive shapes, ``CollisionPairs``, ``Controller``, ``Device``, ``Sensor``, ``PluginModule``) are
+documented in docs/universe-format.md. Unknown tags and attributes are errors with a "did you mean" hint.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from engine import spatial
+from engine.errors import ArticulaError, UniverseError, did_you_mean
+from engine.model import universe as U
+from engine.model.description import JointSpec, LinkSpec, RobotDescription, compile_model
+from engine.model.model import Geometry, JointType, neutral
+from engine.model.paths import resolve_path
+from engine.model.xmlutil import Reader, degrees, parse_xml
+
+UNIVERSE_TAGS = {"MultiBody", "Body", "Configurations", "Settings", "Material", "CollisionPairs", "Controller",
+                 "Device", "Sensor", "PluginModule"}
+MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label"}
+SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius length", 2),
+          "Capsule": ("radius length", 2), "Plane": ("size", 2)}
+BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
+             "LinearVelocity", "AngularVelocity", "Scale", *SHAPES}
+SETTINGS_TAGS = {"Gravity", "TimeStep", "Integrator", "Solver", "Contact"}
+INTEGRATORS = ("semi-implicit-euler", "rk4", "explicit-euler")
+
+
+def load_universe(path, trust_plugins: bool = False) -> U.Universe:
+    """Read a universe XML file. ``PluginModule`` entries (code) load only with ``trust_plugins``."""
+    path = Path(path)
+    root = parse_xml(path, UniverseError)
+    r = Reader(path, UniverseError)
+    if root.tag != "Universe":
+        r.fail(root, f"a universe file starts with <Universe>, not <{root.tag}>", root.tag)
+    r.check_attributes(root, {"name"})
+    r.check_children(root, UNIVERSE_TAGS)
+    settings = _settings(r, root.find("Settings"))
+    materials = {"default": U.Material("default")}
+    for el in root.findall("Material"):
+        r.check_attributes(el, {"name", "friction", "restitution"})
+        name = r.string(el, "name", required=True)
+        materials[name] = U.Material(name, r.number(el, "friction", default=0.8, nonnegative=True),
+                                     r.number(el, "restitution", default=0.0, nonnegative=True))
+        if materials[name].restitution > 1.0:
+            r.fail(el, "restitution must be in [0, 1]", materials[name].restitution)
+    multibodies, statics, labels = [], [], set()
+    for el in root.findall("MultiBody"):
+        multibodies.append(_multibody(r, el, path, materials))
+    for el in root.findall("Body"):
+        body = _body(r, el, path, materials)
+        (multibodies if isinstance(body, U.MultiBodyInstance) else statics).append(body)
+    for item in multibodies + statics:
+        if item.name in labels:
+            r.fail(root, "two bodies share the label", item.name)
+        labels.add(item.name)
+    camera, lights = _configurations(r, root.find("Configurations"))
+    plugins = {kind: tuple(_plugin(r, el, kind.lower(), labels) for el in root.findall(kind))
+               for kind in ("Controller", "Device", "Sensor")}
+    for el in root.findall("PluginModule"):
+        _plugin_module(r, el, path, trust_plugins)
+    return U.Universe(source=str(path), name=root.get("name", path.stem), multibodies=tuple(multibodies),
+                      statics=tuple(statics), materials=materials, camera=camera, lights=lights,
+                      controllers=plugins["Controller"], devices=plugins["Device"], sensors=plugins["Sensor"],
+                      contact=_collision_pairs(r, root.find("CollisionPairs"), settings.pop("contact"), labels),
+                      **settings)
+
+
+def _placement(r, el):
+    """(R, p) from ``Rotation angle(deg) x y z`` and ``Translation x y z`` children (identity if absent)."""
+    R, p = np.eye(3), np.zeros(3)
+    rot = el.find("Rotation")
+    if rot is not None:
+        r.check_attributes(rot, {"angle", "x", "y", "z"})
+        axis = np.array([r.number(rot, k, default=0.0) for k in "xyz"])
+        angle = r.number(rot, "angle", default=0.0)
+        if angle != 0.0 and np.linalg.norm(axis) < 1e-12:
+            r.fail(rot, "rotation axis has zero length", axis.tolist())
+        R = spatial.rotation_axis_angle(axis, degrees(angle))
+    tr = el.find("Translation")
+    if tr is not None:
+        r.check_attributes(tr, {"x", "y", "z"})
+        p = np.array([r.number(tr, k, default=0.0) for k in "xyz"])
+    return R, p
+
+
+def _text(r, el, tag, default=None):
+    child = el.find(tag)
+    return default if child is None else (child.text or "").strip()
+
+
+def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
+    r.check_attributes(el, {"id", "name"})
+    r.check_children(el, MULTIBODY_TAGS)
+    file_el = el.find("File")
+    if file_el is None:
+        r.fail(el, "<MultiBody> needs a <File> (URDF or robot XML)")
+    reference = (file_el.text or "").strip()
+    robot = resolve_path(reference, path)
+    if robot is None:
+        r.fail(file_el, "robot file not found (relative to the universe file, or package://)", reference)
+    floating = el.find("FloatingBase")
+    floating = None if floating is None else r.boolean(floating, "value", True) if floating.get("value") \
+        else _bool_text(r, floating)
+    from engine.model import load_model
+    try:
+        model = load_model(robot, floating_base=floating)
+    except ArticulaError as exc:
+        raise UniverseError(f"<MultiBody> <File> could not be loaded: {exc}", str(path), file_el.sourceline,
+                            (file_el.text or "").strip()) from None
+    R, p = _placement(r, el)
+    q0 = neutral(model)
+    for j_el in el.findall("Joint"):
+        _initial_joint(r, j_el, model, q0)
+    name = el.get("name") or _text(r, el, "Label") or model.name
+    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv),
+                               material=_material(r, el, materials))
+
+
+def _bool_text(r, el):
+    text = (el.text or "true").strip().lower()
+    if text not in ("true", "false", "1", "0"):
+        r.fail(el, "<FloatingBase> must be true or false", text)
+    return text in ("true", "1")
+
+
+def _initial_joint(r, el, model, q0):
+    """``<Joint name="knee" value="0.3"/>`` sets the initial configuration of one joint (nq values)."""
+    r.check_attributes(el, {"name", "value"})
+    name = r.string(el, "name", required=True)
+    try:
+        joint = model.joint(name)
+    except KeyError:
+        r.fail(el, f"the robot has no joint '{name}'{did_you_mean(name, [j.name for j in model.joints])}", name)
+    value = r.floats(el, "value", joint.nq, required=True)
+    if joint.type in (JointType.SPHERICAL, JointType.FREE):
+        quat = value[-4:]
+        if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
+            r.fail(el, f"joint '{name}': the quaternion (x, y, z, w) must have unit norm", quat.tolist())
+    q0[joint.idx_q:joint.idx_q + joint.nq] = value
+
+
+def _material(r, el, materials):
+    name = _text(r, el, "Material", "default")
+    if name not in materials:
+        r.fail(el.find("Material"), f"undefined material '{name}'{did_you_mean(name, materials)}", name)
+    return name
+
+
+def _body(r, el, path, materials):
+    """A ``Body``: mass 0 → a static body; mass > 0 → a free-floating single-body multibody."""
+    r.check_attributes(el, {"id", "name"})
+    r.check_children(el, BODY_TAGS)
+    name = el.get("name") or _text(r, el, "Label") or f"body{el.get('id', len(el.getparent()))}"
+    R, p = _placement(r, el)
+    material = _material(r, el, materials)
+    geometries = _body_geometries(r, el, path, name, material)
+    mass_el = el.find("Mass")
+    mass = r.number(mass_el, None, text=True, default=0.0, nonnegative=True) if mass_el is not None else 0.0
+    if mass == 0.0:
+        placed = tuple(replace(g, body=-1, R=R @ g.R, p=R @ g.p + p) for g in geometries)
+        return U.StaticBody(name=name, geometries=placed)
+    com = r.floats(el.find("CoM"), None, 3, text=True) if el.find("CoM") is not None else np.zeros(3)
+    inertia_el = el.find("Inertia")
+    if inertia_el is not None:
+        inertia = r.floats(inertia_el, None, 9, text=True).reshape(3, 3)
+    else:
+        inertia = _shape_inertia(r, el, geometries, mass)
+    link = LinkSpec(name=name, line=el.sourceline, mass=mass, com=com, inertia=inertia, geometries=list(geometries))
+    desc = RobotDescription(name=name, source=str(path), links={name: link}, floating_base=True)
+    try:
+        model = compile_model(desc)
+    except ArticulaError as exc:
+        raise UniverseError(exc.message, str(path), el.sourceline, exc.value) from None
+    q0 = neutral(model)
+    q0[:3], q0[3:7] = p, spatial.rotation_to_quaternion(R)
+    v0 = np.zeros(6)
+    for tag, sl in (("LinearVelocity", slice(0, 3)), ("AngularVelocity", slice(3, 6))):
+        if el.find(tag) is not None:
+            v0[sl] = R.T @ r.floats(el.find(tag), None, 3, text=True)  # given in the world, stored in body frame
+    return U.MultiBodyInstance(name=name, model=model, R=np.eye(3), p=np.zeros(3), q0=q0, v0=v0,
+                               material=material)
+
+
+def _body_geometries(r, el, path, name, material):
+    rgba = tuple(r.floats(el.find("Color"), None, 4, text=True)) if el.find("Color") is not None \
+        else (0.7, 0.7, 0.7, 1.0)
+    shapes = []
+    for tag, (attrs, n) in SHAPES.items():
+        for s in el.findall(tag):
+            r.check_attributes(s, {*attrs.split(), "xyz", "rpy"})
+            if tag in ("Box", "Plane"):
+                size = r.floats(s, "size", n, default=[20.0, 20.0] if tag == "Plane" else None, required=tag == "Box")
+            else:
+                size = np.array([r.number(s, a, required=True) for a in attrs.split()])
+            if tag != "Plane" and np.any(size <= 0.0):
+                r.fail(s, f"<{tag}> dimensions must be > 0", size.tolist())
+            gR = spatial.rotation_rpy(*r.floats(s, "rpy", 3, default=[0, 0, 0]))
+            shapes.append(Geometry(name=f"{name}/{tag.lower()}{len(shapes)}", body=0, kind=tag.lower(),
+                                   size=tuple(size), R=gR, p=r.floats(s, "xyz", 3, default=[0, 0, 0]),
+                                   rgba=rgba, material=material))
+    file_el = el.find("File")
+    if file_el is not None:
+        mesh = resolve_path((file_el.text or "").strip(), path)
+        if mesh is None:
+            r.fail(file_el, "mesh file not found (relative to the universe file, or package://)",
+                   (file_el.text or "").strip())
+        scale = r.floats(el.find("Scale"), None, 3, text=True) if el.find("Scale") is not None else np.ones(3)
+        shapes.append(Geometry(name=f"{name}/mesh", body=0, kind="mesh", size=(), R=np.eye(3), p=np.zeros(3),
+                               mesh_path=str(mesh), mesh_scale=tuple(scale), rgba=rgba, material=material))
+    return shapes
+
+
+def _shape_inertia(r, el, geometries, mass):
+    """Uniform-density inertia about the CoM for a body made of one primitive (no ``Inertia`` given)."""
+    prims = [g for g in geometries if g.kind in ("box", "sphere", "cylinder")]
+    if len(prims) != 1 or len(geometries) != 1:
+        r.fail(el, "a mobile <Body> needs an <Inertia> unless it is a single Box, Sphere or Cylinder")
+    g = prims[0]
+    if g.kind == "box":
+        x, y, z = g.size
+        I = mass / 12.0 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y])
+    elif g.kind == "sphere":
+        I = 0.4 * mass * g.size[0] ** 2 * np.eye(3)
+    else:
+        rad, h = g.size
+        side = mass * (3 * rad * rad + h * h) / 12.0
+        I = np.diag([side, side, 0.5 * mass * rad * rad])
+    return g.R @ I @ g.R.T
+
+
+def _settings(r, el) -> dict:
+    out = {"contact": U.ContactSettings()}
+    if el is None:
+        return out
+    r.check_children(el, SETTINGS_TAGS)
+    if el.find("Gravity") is not None:
+        g = el.find("Gravity")
+        r.check_attributes(g, {"x", "y", "z"})
+        out["gravity"] = np.array([r.number(g, k, default=0.0) for k in "xyz"])
+    if el.find("TimeStep") is not None:
+        out["time_step"] = r.number(el.find("TimeStep"), None, text=True, positive=True)
+    if el.find("Integrator") is not None:
+        name = _text(r, el, "Integrator")
+        if name not in INTEGRATORS:
+            r.fail(el.find("Integrator"), f"unknown integrator{did_you_mean(name, INTEGRATORS)}", name)
+        out["integrator"] = name
+    s = el.find("Solver")
+    if s is not None:
+        r.check_attributes(s, {"name", "tolerance", "max_iterations", "time_budget", "facets", "delassus"})
+        d = U.SolverSettings()
+        out["solver"] = U.SolverSettings(
+            name=r.string(s, "name", d.name), tolerance=r.number(s, "tolerance", d.tolerance, positive=True),
+            max_iterations=int(r.number(s, "max_iterations", d.max_iterations, positive=True)),
+            time_budget=r.number(s, "time_budget", None, positive=True),
+            facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=r.string(s, "delassus", d.delassus))
+    c = el.find("Contact")
+    if c is not None:
+        r.check_attributes(c, {"margin", "max_points", "correction", "erp", "slop"})
+        d = U.ContactSettings()
+        correction = r.string(c, "correction", d.correction)
+        if correction not in ("baumgarte", "none"):
+            r.fail(c, "correction must be 'baumgarte' or 'none'", correction)
+        out["contact"] = U.ContactSettings(
+            margin=r.number(c, "margin", d.margin, nonnegative=True),
+            max_points=int(r.number(c, "max_points", d.max_points, positive=True)), correction=correction,
+            erp=r.number(c, "erp", d.erp, nonnegative=True), slop=r.number(c, "slop", d.slop, nonnegative=True))
+    return out
+
+
+def _collision_pairs(r, el, contact: U.ContactSettings, labels) -> U.ContactSettings:
+    """``<CollisionPairs default="all|none">`` with ``<Include a b/>`` / ``<Exclude a b/>`` children; a and b are
+    body labels or ``label/link`` names."""
+    if el is None:
+        return contact
+    r.check_attributes(el, {"default"})
+    r.check_children(el, {"Include", "Exclude"})
+    default = r.string(el, "default", "all")
+    if default not in ("all", "none"):
+        r.fail(el, "default must be 'all' or 'none'", default)
+    pairs = {"Include": [], "Exclude": []}
+    for tag in pairs:
+        for p in el.findall(tag):
+            r.check_attributes(p, {"a", "b"})
+            a, b = r.string(p, "a", required=True), r.string(p, "b", required=True)
+            for end in (a, b):
+                if end.split("/")[0] not in labels:
+                    r.fail(p, f"unknown body '{end}'{did_you_mean(end.split('/')[0], labels)}", end)
+            pairs[tag].append((a, b))
+    return replace(contact, default_pairs=default, include=tuple(pairs["Include"]), exclude=tuple(pairs["Exclude"]))
+
+
+def _configurations(r, el):
+    camera, lights = U.Camera(), []
+    if el is None:
+        return camera, (U.Light(),)
+    r.check_children(el, {"Camera", "Light"})
+    cam = el.find("Camera")
+    if cam is not None:
+        r.check_attributes(cam, {"fov"})
+        r.check_children(cam, {"Rotation", "Translation", "LookAt"})
+        R, p = _placement(r, cam)
+        fov = r.number(cam, "fov", 45.0, positive=True)
+        look = cam.find("LookAt")
+        if look is not None:  # extension: aim the camera at a point, z up
+            r.check_attributes(look, {"x", "y", "z"})
+            target = np.array([r.number(look, k, default=0.0) for k in "xyz"])
+            if np.linalg.norm(target - p) < 1e-9:
+                r.fail(look, "the camera cannot look at its own position", target.tolist())
+            camera = U.Camera(R=U.look_at(p, target), p=p, fov=fov, target=target)
+        else:  # AMELIF: the orientation is given; look 1 m ahead along -z
+            camera = U.Camera(R=R, p=p, fov=fov, target=p - R[:, 2])
+    for light in el.findall("Light"):
+        r.check_children(light, {"LightAttribute"})
+        values = {}
+        for a in light.findall("LightAttribute"):
+            kind = r.string(a, "type", required=True)
+            keys = {"position": "xyzw", "ambient": "rgba", "diffuse": "rgba", "specular": "rgba"}
+            if kind not in keys:
+                    r.fail(a, f"unknown LightAttribute type{did_you_mean(kind, keys)}", kind)
+            r.check_attributes(a, {"type", *keys[kind]})
+            values[kind] = tuple(r.number(a, k, default=1.0 if k in "aw" else 0.0) for k in keys[kind])
+        lights.append(U.Light(**values))
+    return camera, tuple(lights) or (U.Light(),)
+
+
+def _plugin(r, el, kind, labels) -> U.PluginSpec:
+    name = r.string(el, "plugin", required=True)
+    target = el.get("target")
+    if target is not None and target not in labels:
+        r.fail(el, f"<{el.tag}> target is not a body of this universe{did_you_mean(target, labels)}", target)
+    params = {k: v for k, v in el.attrib.items() if k not in ("plugin", "target")}
+    return U.PluginSpec(kind=kind, name=name, params=params, target=target, source=f"{r.path}:{el.sourceline}")
+
+
+def _plugin_module(r, el, path, trust):
+    """``<PluginModule module="pkg.mod"/>`` or ``path="file.py"``: code, imported only when trusted."""
+    r.check_attributes(el, {"module", "path"})
+    if not trust:
+        r.fail(el, "this scene imports plugin code; scenes are data — pass --trust-scene-plugins to allow it",
+               el.get("module") or el.get("path"))
+    from engine.plugins import import_plugin_module
+    try:
+        import_plugin_module(module=el.get("module"), path=(path.parent / el.get("path")) if el.get("path") else None)
+    except ArticulaError as exc:
+        r.fail(el, exc.message, exc.value)

@@ -1,0 +1,65 @@
+"""State (what a run needs to continue: recorded, replayed, restored) and Snapshot (what a viewer reads)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def _frozen(a) -> np.ndarray:
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class State:
+    """Time, step count, per-multibody (q, v), the contact solver's warm start and plugin states."""
+
+    t: float
+    step: int
+    q: tuple
+    v: tuple
+    warm_start: dict = field(default_factory=dict)
+    plugins: dict = field(default_factory=dict)
+
+    @staticmethod
+    def capture(t, step, qs, vs, warm_start=None, plugins=None) -> "State":
+        return State(float(t), int(step), tuple(_frozen(q) for q in qs), tuple(_frozen(v) for v in vs),
+                     dict(warm_start or {}), dict(plugins or {}))
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """Active contacts in the world frame: ``point``, ``normal`` (unit, from body b to body a) and the force
+    applied on body a (``force``, (nc, 3)); ``body_a``/``body_b`` are readable names."""
+
+    point: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((0, 3))))
+    normal: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((0, 3))))
+    force: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((0, 3))))
+    depth: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(0)))
+    mu: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(0)))
+    body_a: tuple = ()
+    body_b: tuple = ()
+
+    def __len__(self):
+        return len(self.point)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable picture of the simulation after a step, safe to hand to another thread."""
+
+    t: float
+    step: int
+    q: tuple
+    v: tuple
+    base_R: tuple
+    base_p: tuple
+    body_R: tuple        # per multibody (nb, 3, 3): body frames in the world
+    body_p: tuple        # per multibody (nb, 3)
+    contacts: Contacts
+    timings: dict
+    energy: tuple        # (kinetic, potential) J, summed over multibodies
+    solver_stats: dict
+    external: tuple = ()  # (multibody, body, wrench_world (6,), point_world (3,)) user/haptic forces
