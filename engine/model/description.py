@@ -224,6 +224,10 @@ class _TreeBuilder:
             if b["mass"] <= 0.0 and not _has_mobile_child(self.bodies, i):
                 _fail(desc, f"link '{b['name']}' is mobile but has zero mass", line, b["mass"])
             _check_inertia(desc, b["name"], line, b["mass"], b["inertia"])
+            if b["type"] in (JointType.FREE, JointType.SPHERICAL) and not _has_mobile_child(self.bodies, i) \
+                    and np.linalg.eigvalsh(b["inertia"]).min() <= 0.0:
+                _fail(desc, f"link '{b['name']}' turns freely on a {b['type'].name.lower()} joint and needs a "
+                            f"positive definite inertia", line, b["inertia"].tolist())
         dof = {k: np.zeros(nv) for k in ("damping", "friction", "rotor_inertia", "rotor_transverse",
                                          "stiffness", "spring_reference")}
         dof_effort, dof_velocity = np.full(nv, np.inf), np.full(nv, np.inf)

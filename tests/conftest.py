@@ -1,0 +1,7 @@
+"""Test configuration shared by the whole suite: the repository root on sys.path."""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
