@@ -10,10 +10,12 @@
  * Time runs from hdStartScheduler.  The scheduler is a thread calling the registered callbacks at FAKEHD_RATE
  * (default 1000 Hz).  Current-state get/set outside hdBeginFrame/hdEndFrame and unknown enums are errors,
  * counted by fakehd_error_count, so misuse by the binding or its caller shows in tests.
- * FAKEHD_NO_DEVICE=1 makes hdInitDevice fail as with no arm plugged in.
+ * FAKEHD_NO_DEVICE=1 makes hdInitDevice fail as with no arm plugged in; FAKEHD_OUTPUT_DOF=6 makes it a 6-DOF
+ * output arm (torques in mN m, 188 mN m continuous).
  */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,9 @@ typedef struct { HDerror errorCode; int internalErrorCode; HHD hHD; } HDErrorInf
 #define HD_UPDATE_RATE 0x2600
 #define HD_NOMINAL_MAX_FORCE 0x2603
 #define HD_NOMINAL_MAX_CONTINUOUS_FORCE 0x2604
+#define HD_NOMINAL_MAX_TORQUE_CONTINUOUS_FORCE 0x2623
 #define HD_CURRENT_FORCE 0x2700
+#define HD_CURRENT_TORQUE 0x2701
 #define HD_FORCE_OUTPUT 0x4000
 
 #define MAX_CALLBACKS 16
@@ -57,13 +61,14 @@ static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static int n_samples = 0;
 static double *samples = NULL;                 /* rows of 9: t x y z qx qy qz qw buttons */
 static double t_start = 0.0, rate = 1000.0;
+static int output_dof = 3;
 static int initialised = 0, in_frame = 0, force_enabled = 0, error_total = 0;
 static HDerror errors[MAX_ERRORS];
 static int n_errors = 0;
 static HDerror injected = HD_SUCCESS;
 static double frame_t = 0.0, frame_R[9], frame_p[3], frame_v[3], frame_w[3];
 static int frame_buttons = 0;
-static double force[3] = {0.0, 0.0, 0.0};
+static double force[3] = {0.0, 0.0, 0.0}, torque[3] = {0.0, 0.0, 0.0};
 static double force_log[FORCE_LOG][4];
 static long n_forces = 0, n_frames = 0;
 static HDSchedulerCallback callbacks[MAX_CALLBACKS];
@@ -144,9 +149,12 @@ HHD hdInitDevice(const char *name) {
     const char *absent = getenv("FAKEHD_NO_DEVICE"), *path = getenv("FAKEHD_TRAJECTORY"), *r = getenv("FAKEHD_RATE");
     if (absent && absent[0] == '1') { pthread_mutex_lock(&mtx); push_error(HD_COMM_ERROR); pthread_mutex_unlock(&mtx); return HD_INVALID_HANDLE; }
     if (path && fakehd_load_trajectory(path) < 0) { pthread_mutex_lock(&mtx); push_error(HD_COMM_ERROR); pthread_mutex_unlock(&mtx); return HD_INVALID_HANDLE; }
+    const char *dof = getenv("FAKEHD_OUTPUT_DOF");
     if (r) rate = atof(r);
+    output_dof = (dof && atoi(dof) == 6) ? 6 : 3;
     pthread_mutex_lock(&mtx);
     initialised = 1;
+    n_forces = n_frames = error_total = n_errors = 0;
     sample(0.0);
     pthread_mutex_unlock(&mtx);
     return 0;
@@ -168,6 +176,7 @@ void hdDisableDevice(HHD h) {
         if (f) fclose(f);
     }
     initialised = 0;
+    memset(callbacks, 0, sizeof callbacks);              /* callbacks belong to the disabled device */
     pthread_mutex_unlock(&mtx);
 }
 
@@ -235,6 +244,9 @@ void hdGetDoublev(HDenum what, double *out) {
     case HD_CURRENT_ANGULAR_VELOCITY: memcpy(out, frame_w, sizeof frame_w); break;
     case HD_NOMINAL_MAX_FORCE: out[0] = 3.3; break;
     case HD_NOMINAL_MAX_CONTINUOUS_FORCE: out[0] = 0.88; break;
+    case HD_NOMINAL_MAX_TORQUE_CONTINUOUS_FORCE:
+        if (output_dof == 6) out[0] = 188.0; else push_error(HD_INVALID_ENUM);
+        break;
     case HD_USABLE_WORKSPACE_DIMENSIONS: {
         double box[6] = {-80.0, -60.0, -35.0, 80.0, 60.0, 35.0};
         memcpy(out, box, sizeof box);
@@ -251,16 +263,16 @@ void hdGetIntegerv(HDenum what, int *out) {
         if (!in_frame) push_error(HD_INVALID_OPERATION);
         out[0] = frame_buttons;
     } else if (what == HD_UPDATE_RATE) out[0] = (int)rate;
-    else if (what == HD_OUTPUT_DOF) out[0] = 3;
+    else if (what == HD_OUTPUT_DOF) out[0] = output_dof;
     else push_error(HD_INVALID_ENUM);
     pthread_mutex_unlock(&mtx);
 }
 
 void hdSetDoublev(HDenum what, const double *value) {
     pthread_mutex_lock(&mtx);
-    if (what != HD_CURRENT_FORCE) push_error(HD_INVALID_ENUM);
+    if (what != HD_CURRENT_FORCE && !(what == HD_CURRENT_TORQUE && output_dof == 6)) push_error(HD_INVALID_ENUM);
     else if (!in_frame) push_error(HD_INVALID_OPERATION);
-    else memcpy(force, value, sizeof force);
+    else memcpy(what == HD_CURRENT_FORCE ? force : torque, value, sizeof force);
     pthread_mutex_unlock(&mtx);
 }
 
@@ -285,6 +297,8 @@ void hdStartScheduler(void) {
     t_start = now();
     running = 1;
     pthread_create(&scheduler, NULL, scheduler_loop, NULL);
+    struct sched_param param = {.sched_priority = 20};          /* OpenHaptics' servo thread is real-time too */
+    pthread_setschedparam(scheduler, SCHED_FIFO, &param);     /* ignored without the permission */
 }
 
 void hdStopScheduler(void) {
@@ -312,6 +326,7 @@ void fakehd_inject_error(unsigned int code) { pthread_mutex_lock(&mtx); injected
 int fakehd_error_count(void) { return error_total; }
 long fakehd_frame_count(void) { return n_frames; }
 void fakehd_last_force(double *out) { pthread_mutex_lock(&mtx); memcpy(out, force, sizeof force); pthread_mutex_unlock(&mtx); }
+void fakehd_last_torque(double *out) { pthread_mutex_lock(&mtx); memcpy(out, torque, sizeof torque); pthread_mutex_unlock(&mtx); }
 
 /* Copy the last (up to max) logged frames, rows (t, fx, fy, fz), oldest first; returns the count. */
 long fakehd_force_log(double *out, long max) {
