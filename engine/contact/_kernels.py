@@ -1,0 +1,476 @@
+"""numba kernels of the contact solvers (seed 000 §3.4): block Gauss–Seidel with the Alart–Curnier local solve,
+the natural-map residual and Lemke pivoting. Arrays in, no allocation inside the loops; 3-vectors are tuples.
+
+Block layout (``ConstraintBlocks`` in cone.py): block b owns rows ``s = block_start[b] .. e = block_start[b+1]``,
+``block_kind[b]`` is CONTACT (rows n, t1, t2) or BILATERAL. ``prepare_blocks`` fills, per block, ``block_inv``
+(W_bb⁻¹ flattened, from ``inv_start[b]``), ``block_state`` (INERT, SINGULAR or REGULAR) and ``block_rho``
+(ρ_n, ρ_t for Newton by eq. 3.30, ρ_t for the projection step).
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+CONTACT, BILATERAL = 0, 1
+INERT, SINGULAR, REGULAR = 0, 1, 2
+SOLVED, RAY, MAX_ITER = 0, 1, 2
+
+NEWTON_MAX_ITER = 30
+NEWTON_TOL = 1e-12          # relative to the force scale max(‖f‖, ρ_n ‖b‖)
+LINE_SEARCH_STEPS = 20
+INERT_TOL = 1e-12           # W_nn below this times max diag W: the normal row does not move
+PIVOT_TOL = 1e-9            # Lemke: pivot candidates above this times the largest entry of the column
+REGULAR_TOL = 1e-10         # det W_ii / (W_nn W_t1t1 W_t2t2) above this: W_ii is invertible
+
+
+@njit(cache=True, nogil=True)
+def scan_problem(W, v_free):
+    """(first non-finite flat index of W or −1, of v_free or −1, max |W − Wᵀ|, max |W|, argmin diag W)."""
+    n = W.shape[0]
+    bad_w, bad_v, asym, scale, dmin = -1, -1, 0.0, 0.0, 0
+    for i in range(n):
+        if bad_v < 0 and not math.isfinite(v_free[i]):
+            bad_v = i
+        for j in range(n):
+            w = W[i, j]
+            if not math.isfinite(w):
+                if bad_w < 0:
+                    bad_w = i * n + j
+                continue
+            scale = max(scale, abs(w))
+            asym = max(asym, abs(w - W[j, i]))
+        if W[i, i] < W[dmin, dmin]:
+            dmin = i
+    return bad_w, bad_v, asym, scale, dmin
+
+
+@njit(cache=True, nogil=True)
+def project_cone(fn, f1, f2, mu):
+    """Euclidean projection of (f_n, f_t1, f_t2) onto K_μ = {‖f_t‖ ≤ μ f_n} (inside / polar / lateral)."""
+    nt = math.sqrt(f1 * f1 + f2 * f2)
+    if nt <= mu * fn:
+        return fn, f1, f2
+    if mu * nt <= -fn:
+        return 0.0, 0.0, 0.0
+    pn = (fn + mu * nt) / (1.0 + mu * mu)          # f_n' = (f_n + μ‖f_t‖)/(1 + μ²)
+    c = mu * pn / nt                               # f_t' = μ f_n' f_t/‖f_t‖
+    return pn, c * f1, c * f2
+
+
+@njit(cache=True, nogil=True)
+def project_forces(f, block_start, block_kind, block_mu):
+    """f ← proj_K(f) in place: each contact force onto its cone, bilateral forces unchanged."""
+    for b in range(len(block_kind)):
+        if block_kind[b] == CONTACT:
+            s = block_start[b]
+            f[s], f[s + 1], f[s + 2] = project_cone(f[s], f[s + 1], f[s + 2], block_mu[b])
+
+
+@njit(cache=True, nogil=True)
+def _project_disc(x1, x2, r):
+    """Projection of (x1, x2) onto the disc of radius r ≥ 0."""
+    nx = math.sqrt(x1 * x1 + x2 * x2)
+    if nx <= r:
+        return x1, x2
+    return r * x1 / nx, r * x2 / nx
+
+
+@njit(cache=True, nogil=True)
+def _cofactors(r0, r1, r2):
+    """Columns c0 = r1 × r2, c1 = r2 × r0, c2 = r0 × r1 of det · J⁻¹ for J with rows r0, r1, r2, and det J."""
+    c0 = (r1[1] * r2[2] - r1[2] * r2[1], r1[2] * r2[0] - r1[0] * r2[2], r1[0] * r2[1] - r1[1] * r2[0])
+    c1 = (r2[1] * r0[2] - r2[2] * r0[1], r2[2] * r0[0] - r2[0] * r0[2], r2[0] * r0[1] - r2[1] * r0[0])
+    c2 = (r0[1] * r1[2] - r0[2] * r1[1], r0[2] * r1[0] - r0[0] * r1[2], r0[0] * r1[1] - r0[1] * r1[0])
+    return c0, c1, c2, r0[0] * c0[0] + r0[1] * c0[1] + r0[2] * c0[2]
+
+
+@njit(cache=True, nogil=True)
+def _inverse3(W, s):
+    """W[s:s+3, s:s+3]⁻¹ (row-major) and det/(W00 W11 W22), which is in (0, 1] for a PSD block (0: singular)."""
+    c0, c1, c2, det = _cofactors((W[s, s], W[s, s + 1], W[s, s + 2]), (W[s + 1, s], W[s + 1, s + 1], W[s + 1, s + 2]),
+                                 (W[s + 2, s], W[s + 2, s + 1], W[s + 2, s + 2]))
+    hadamard = W[s, s] * W[s + 1, s + 1] * W[s + 2, s + 2]
+    if hadamard <= 0.0 or det <= REGULAR_TOL * hadamard:
+        return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), 0.0
+    return (c0[0] / det, c1[0] / det, c2[0] / det, c0[1] / det, c1[1] / det, c2[1] / det,
+            c0[2] / det, c1[2] / det, c2[2] / det), det / hadamard
+
+
+@njit(cache=True, nogil=True)
+def prepare_blocks(W, block_start, block_kind, inv_start, block_inv, block_state, block_rho):
+    """Per contact block: W_ii⁻¹, the state, ρ_n = 1/W_nn and ρ_t = λmin/λmax² of W_tt (seed 000 eq. 3.30).
+
+    ρ_t of eq. 3.30 vanishes when W_tt is singular; then (and for the projection step, where W_tt is symmetric
+    and 1/λmax is the largest safe projected-gradient step) ρ_t = 1/λmax. Bilateral blocks get ρ = 1/max diag;
+    their pseudo-inverse is filled by the driver.
+    """
+    scale = 0.0
+    for k in range(W.shape[0]):
+        scale = max(scale, W[k, k])
+    floor = 1.0 / scale if scale > 0.0 else 1.0
+    for b in range(len(block_kind)):
+        s, e = block_start[b], block_start[b + 1]
+        if block_kind[b] == BILATERAL:
+            dmax = 0.0
+            for k in range(s, e):
+                dmax = max(dmax, W[k, k])
+            block_rho[b, 0] = 1.0 / dmax if dmax > INERT_TOL * scale and dmax > 0.0 else floor
+            block_state[b] = REGULAR if dmax > INERT_TOL * scale and dmax > 0.0 else INERT
+            continue
+        wnn = W[s, s]
+        if not (wnn > INERT_TOL * scale and wnn > 0.0):
+            block_state[b] = INERT
+            block_rho[b, 0] = block_rho[b, 1] = block_rho[b, 2] = floor
+            continue
+        inv, quality = _inverse3(W, s)
+        for k in range(9):
+            block_inv[inv_start[b] + k] = inv[k]
+        block_state[b] = REGULAR if quality > 0.0 else SINGULAR
+        mean = 0.5 * (W[s + 1, s + 1] + W[s + 2, s + 2])
+        rad = math.hypot(0.5 * (W[s + 1, s + 1] - W[s + 2, s + 2]), 0.5 * (W[s + 1, s + 2] + W[s + 2, s + 1]))
+        lmax, lmin = mean + rad, mean - rad
+        block_rho[b, 0] = 1.0 / wnn
+        if lmax <= INERT_TOL * scale:
+            block_rho[b, 1] = block_rho[b, 2] = 1.0 / wnn
+        elif lmin <= 1e-8 * lmax:
+            block_rho[b, 1] = block_rho[b, 2] = 1.0 / lmax
+        else:
+            block_rho[b, 1] = lmin / (lmax * lmax)
+            block_rho[b, 2] = 1.0 / lmax
+
+
+@njit(cache=True, nogil=True)
+def _local_velocity(W, s, b, f):
+    """v = W_ii f + b for one contact (seed 000 eq. 3.27)."""
+    return (b[0] + W[s, s] * f[0] + W[s, s + 1] * f[1] + W[s, s + 2] * f[2],
+            b[1] + W[s + 1, s] * f[0] + W[s + 1, s + 1] * f[1] + W[s + 1, s + 2] * f[2],
+            b[2] + W[s + 2, s] * f[0] + W[s + 2, s + 1] * f[1] + W[s + 2, s + 2] * f[2])
+
+
+@njit(cache=True, nogil=True)
+def _ac_function(W, s, b, mu, rn, rt, f):
+    """Alart–Curnier φ (seed 000 eq. 3.28) with φ1, φ2 eliminated (v = W_ii f + b exactly): returns
+    G(f) = (φ3, φ4) and its Jacobian dG/df = ∂φ/∂f + ∂φ/∂v W_ii from the blocks of eq. 3.33 (rows of 3)."""
+    v = _local_velocity(W, s, b, f)
+    if f[0] - rn * v[0] > 0.0:                       # contact: φ3 = ρ_n v_n (eq. 3.31, corrected)
+        g0 = rn * v[0]
+        J0 = (rn * W[s, s], rn * W[s, s + 1], rn * W[s, s + 2])
+    else:                                            # separation: φ3 = f_n
+        g0 = f[0]
+        J0 = (1.0, 0.0, 0.0)
+    V1, V2 = f[1] - rt * v[1], f[2] - rt * v[2]      # V = f_t − ρ_t v_t
+    nV = math.sqrt(V1 * V1 + V2 * V2)
+    r = mu * max(f[0], 0.0)                          # disc radius μ f_n
+    if nV <= r:                                      # stick: φ4 = ρ_t v_t
+        g1, g2 = rt * v[1], rt * v[2]
+        J1 = (rt * W[s + 1, s], rt * W[s + 1, s + 1], rt * W[s + 1, s + 2])
+        J2 = (rt * W[s + 2, s], rt * W[s + 2, s + 1], rt * W[s + 2, s + 2])
+    else:                                            # slip: φ4 = f_t − μ f_n V/‖V‖ (eq. 3.32)
+        u1, u2 = V1 / nV, V2 / nV
+        c = r / nV                                   # μ f_n M(V) = μ f_n (I − V̂V̂ᵀ)/‖V‖
+        m11, m12, m22 = c * (1.0 - u1 * u1), -c * u1 * u2, c * (1.0 - u2 * u2)
+        dmu = mu if f[0] > 0.0 else 0.0              # ∂φ4/∂f_n = −μ V̂
+        dV1 = (-rt * W[s + 1, s], 1.0 - rt * W[s + 1, s + 1], -rt * W[s + 1, s + 2])   # dV/df
+        dV2 = (-rt * W[s + 2, s], -rt * W[s + 2, s + 1], 1.0 - rt * W[s + 2, s + 2])
+        g1, g2 = f[1] - r * u1, f[2] - r * u2
+        J1 = (-dmu * u1 - m11 * dV1[0] - m12 * dV2[0], 1.0 - m11 * dV1[1] - m12 * dV2[1],
+              -m11 * dV1[2] - m12 * dV2[2])
+        J2 = (-dmu * u2 - m12 * dV1[0] - m22 * dV2[0], -m12 * dV1[1] - m22 * dV2[1],
+              1.0 - m12 * dV1[2] - m22 * dV2[2])
+    return (g0, g1, g2), (J0, J1, J2)
+
+
+@njit(cache=True, nogil=True)
+def _newton_step(J, g):
+    """dx with J dx = −g by cofactors; ok = False when J is (numerically) singular."""
+    r0, r1, r2 = J
+    c0, c1, c2, det = _cofactors(r0, r1, r2)
+    hadamard = math.sqrt((r0[0] ** 2 + r0[1] ** 2 + r0[2] ** 2) * (r1[0] ** 2 + r1[1] ** 2 + r1[2] ** 2)
+                         * (r2[0] ** 2 + r2[1] ** 2 + r2[2] ** 2))
+    if not abs(det) > 1e-14 * hadamard:
+        return (0.0, 0.0, 0.0), False
+    k = -1.0 / det                                   # J⁻¹ = [c0 c1 c2] / det (columns)
+    return ((c0[0] * g[0] + c1[0] * g[1] + c2[0] * g[2]) * k,
+            (c0[1] * g[0] + c1[1] * g[1] + c2[1] * g[2]) * k,
+            (c0[2] * g[0] + c1[2] * g[1] + c2[2] * g[2]) * k), True
+
+
+@njit(cache=True, nogil=True)
+def _norm3(x):
+    return math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+
+
+@njit(cache=True, nogil=True)
+def _ac_newton(W, s, b, mu, rn, rt, f):
+    """NewtonContactSolver (seed 000 Alg. 2) on G(f) = 0, damped by an Armijo backtracking on ‖G‖.
+    Returns the last iterate and whether ‖G‖ ≤ NEWTON_TOL · max(‖f‖, ρ_n ‖b‖)."""
+    g, J = _ac_function(W, s, b, mu, rn, rt, f)
+    ng = _norm3(g)
+    tol = NEWTON_TOL * max(_norm3(f), rn * _norm3(b))
+    trial, gt, Jt, ngt = f, g, J, ng
+    for _ in range(NEWTON_MAX_ITER):
+        if ng <= tol:
+            return f, True
+        dx, ok = _newton_step(J, g)
+        if not ok:
+            return f, False
+        alpha, accepted = 1.0, False
+        for _ls in range(LINE_SEARCH_STEPS):
+            trial = (f[0] + alpha * dx[0], f[1] + alpha * dx[1], f[2] + alpha * dx[2])
+            gt, Jt = _ac_function(W, s, b, mu, rn, rt, trial)
+            ngt = _norm3(gt)
+            if ngt <= (1.0 - 1e-4 * alpha) * ng:
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:
+            return f, False
+        f, g, J, ng = trial, gt, Jt, ngt
+    return f, ng <= tol
+
+
+@njit(cache=True, nogil=True)
+def _ac_projection(W, s, b, mu, rn, rt, f):
+    """One fixed-point step of the contracting maps (seed 000 eq. 3.29), Gauss–Seidel over the rows:
+    f_n ← proj_R+(f_n − ρ_n v_n) (exact with ρ_n = 1/W_nn), then f_t ← proj_disc(μ f_n)(f_t − ρ_t v_t)."""
+    vn = b[0] + W[s, s] * f[0] + W[s, s + 1] * f[1] + W[s, s + 2] * f[2]
+    fn = max(0.0, f[0] - rn * vn)
+    v1 = b[1] + W[s + 1, s] * fn + W[s + 1, s + 1] * f[1] + W[s + 1, s + 2] * f[2]
+    v2 = b[2] + W[s + 2, s] * fn + W[s + 2, s + 1] * f[1] + W[s + 2, s + 2] * f[2]
+    t1, t2 = _project_disc(f[1] - rt * v1, f[2] - rt * v2, mu * fn)
+    return fn, t1, t2
+
+
+@njit(cache=True, nogil=True)
+def _contact_update(W, s, b, mu, rho, state, inv, newton, f):
+    """One contact of Alg. 1 (seed 000): no contact / stick / slip, given its local free velocity ``b``
+    (v_free,i + Σ_{j≠i} W_ij f_j) and its current force ``f``. Returns the new force (in K_μ) and whether the
+    Newton solve failed (then one projection step is taken instead)."""
+    if state == INERT or b[0] >= 0.0:                # no contact: v_n^free ≥ 0 → f = 0
+        return (0.0, 0.0, 0.0), False
+    stick = (0.0, 0.0, 0.0)
+    if state == REGULAR:                             # stick: v = 0 → f = −W_ii⁻¹ v_free
+        stick = (-(inv[0] * b[0] + inv[1] * b[1] + inv[2] * b[2]),
+                 -(inv[3] * b[0] + inv[4] * b[1] + inv[5] * b[2]),
+                 -(inv[6] * b[0] + inv[7] * b[1] + inv[8] * b[2]))
+        if stick[0] >= 0.0 and math.hypot(stick[1], stick[2]) <= mu * stick[0]:
+            return stick, False
+    if not newton:                                   # slip, AMELIFGS: projection
+        return _ac_projection(W, s, b, mu, rho[0], rho[2], f), False
+    if f[0] > 0.0:                                   # slip, AMELIFGSNEWTON: warm-started Newton
+        start = f
+    elif state == REGULAR:
+        start = project_cone(stick[0], stick[1], stick[2], mu)
+    else:
+        start = (-rho[0] * b[0], 0.0, 0.0)
+    fnew, ok = _ac_newton(W, s, b, mu, rho[0], rho[1], start)
+    if not ok:
+        fnew = _ac_projection(W, s, b, mu, rho[0], rho[2], fnew)
+    return project_cone(fnew[0], fnew[1], fnew[2], mu), not ok
+
+
+@njit(cache=True, nogil=True)
+def _apply_delta(W, v, s, e, delta):
+    """v += W[:, s:e] Δ, using the rows s:e (W symmetric, rows are contiguous)."""
+    for r in range(e - s):
+        d = delta[r]
+        if d != 0.0:
+            for k in range(v.shape[0]):
+                v[k] += W[s + r, k] * d
+
+
+@njit(cache=True, nogil=True)
+def _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, newton,
+           f, v, dnorm, fnorm, delta):
+    """One Gauss–Seidel sweep over the blocks (seed 000 Alg. 1, eq. 2.39 with its sign corrected), keeping
+    v = W f + v_free up to date. Returns the number of failed Newton solves."""
+    failures = 0
+    for blk in range(len(block_kind)):
+        s, e = block_start[blk], block_start[blk + 1]
+        if block_kind[blk] == CONTACT:
+            fold = (f[s], f[s + 1], f[s + 2])
+            wf = _local_velocity(W, s, (0.0, 0.0, 0.0), fold)
+            b = (v[s] - wf[0], v[s + 1] - wf[1], v[s + 2] - wf[2])     # local free velocity
+            inv = block_inv[inv_start[blk]:inv_start[blk] + 9]
+            fnew, failed = _contact_update(W, s, b, block_mu[blk], block_rho[blk], block_state[blk], inv,
+                                           newton, fold)
+            if failed:
+                failures += 1
+            for r in range(3):
+                delta[r] = fnew[r] - fold[r]
+        else:                                        # bilateral: v_b = 0 → f_b ← f_b − W_bb⁺ v_b
+            n_b, o = e - s, inv_start[blk]
+            for r in range(n_b):
+                acc = 0.0
+                for c in range(n_b):
+                    acc += block_inv[o + r * n_b + c] * v[s + c]
+                delta[r] = -acc
+        d2, f2 = 0.0, 0.0
+        for r in range(e - s):
+            f[s + r] += delta[r]
+            d2 += delta[r] * delta[r]
+            f2 += f[s + r] * f[s + r]
+        dnorm[blk], fnorm[blk] = math.sqrt(d2), math.sqrt(f2)
+        _apply_delta(W, v, s, e, delta)
+    return failures
+
+
+@njit(cache=True, nogil=True)
+def relative_change(dnorm, fnorm):
+    """Σ_i ‖f_i^{k+1} − f_i^k‖ / ‖f_i^{k+1}‖ (seed 000 eq. 3.34); a zero force counts against 1e-12 of the
+    largest block force, and a change to an all-zero solution is infinite."""
+    floor = 0.0
+    for b in range(len(fnorm)):
+        floor = max(floor, fnorm[b])
+    floor *= 1e-12
+    total = 0.0
+    for b in range(len(dnorm)):
+        if dnorm[b] > 0.0:
+            den = max(fnorm[b], floor)
+            if den == 0.0:
+                return math.inf
+            total += dnorm[b] / den
+    return total
+
+
+@njit(cache=True, nogil=True)
+def natural_residual(f, v, block_start, block_kind, block_mu, block_rho):
+    """(‖f − proj_K(f − ρ ũ)‖₂, max cone violation) with ũ = (v_n + μ‖v_t‖, v_t) per contact (De Saxcé) and
+    r = ρ v per bilateral block (see cone.py)."""
+    r2, viol = 0.0, 0.0
+    for blk in range(len(block_kind)):
+        s, e = block_start[blk], block_start[blk + 1]
+        rho = block_rho[blk, 0]
+        if block_kind[blk] == BILATERAL:
+            for k in range(s, e):
+                r2 += (rho * v[k]) ** 2
+            continue
+        mu = block_mu[blk]
+        un = v[s] + mu * math.hypot(v[s + 1], v[s + 2])
+        p = project_cone(f[s] - rho * un, f[s + 1] - rho * v[s + 1], f[s + 2] - rho * v[s + 2], mu)
+        r2 += (f[s] - p[0]) ** 2 + (f[s + 1] - p[1]) ** 2 + (f[s + 2] - p[2]) ** 2
+        viol = max(viol, math.hypot(f[s + 1], f[s + 2]) - mu * f[s], -f[s])
+    return math.sqrt(r2), viol
+
+
+@njit(cache=True, nogil=True)
+def velocity(W, f, v_free, v):
+    """v = W f + v_free (seed 000 eq. 3.26)."""
+    n = W.shape[0]
+    for i in range(n):
+        acc = v_free[i]
+        for k in range(n):
+            acc += W[i, k] * f[k]
+        v[i] = acc
+
+
+@njit(cache=True, nogil=True)
+def gauss_seidel_sweeps(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
+                        newton, max_sweeps, tol, f, v, best_f, dnorm, fnorm, delta, out):
+    """Up to ``max_sweeps`` sweeps from (f, v = W f + v_free); stops when eq. 3.34 < tol. Tracks the iterate
+    of lowest natural residual in ``best_f``. ``out`` (in/out) = [best residual, last change, failures].
+    Returns (sweeps done, converged)."""
+    for k in range(max_sweeps):
+        out[2] += _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
+                         newton, f, v, dnorm, fnorm, delta)
+        out[1] = relative_change(dnorm, fnorm)
+        res, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+        if res < out[0]:
+            out[0] = res
+            best_f[:] = f
+        if out[1] < tol:
+            return k + 1, True
+    return max_sweeps, False
+
+
+@njit(cache=True, nogil=True)
+def _pivot(T, r, c):
+    """Gauss–Jordan pivot of the tableau on (r, c)."""
+    p = T[r, c]
+    for j in range(T.shape[1]):
+        T[r, j] /= p
+    for i in range(T.shape[0]):
+        a = T[i, c]
+        if i != r and a != 0.0:
+            for j in range(T.shape[1]):
+                T[i, j] -= a * T[r, j]
+            T[i, c] = 0.0
+    T[r, c] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def _leaving_row(T, basis, c, sign, ties):
+    """Lexicographic minimum-ratio test for entering column c: rows with sign·T[i, c] > 1e-9 max|T[:, c]| (smaller
+    entries are rounding noise of structural zeros), minimising (rhs_i, B⁻¹_i) / (sign·T[i, c])
+    lexicographically (B⁻¹ = the w columns); the z0 row wins a first-level tie. Returns −1 for a ray."""
+    n = T.shape[0]
+    rhs, z0 = T.shape[1] - 1, 2 * n
+    cmax = 0.0
+    for i in range(n):
+        cmax = max(cmax, abs(T[i, c]))
+    eps = PIVOT_TOL * cmax
+    nt = 0
+    for i in range(n):
+        if sign * T[i, c] > eps:
+            ties[nt] = i
+            nt += 1
+    if nt == 0:
+        return -1
+    for col in range(-1, n):
+        best = math.inf
+        for t in range(nt):
+            best = min(best, _ratio(T, ties[t], c, col, sign))
+        keep = 0
+        for t in range(nt):
+            if _ratio(T, ties[t], c, col, sign) <= best + 1e-11 * (1.0 + abs(best)):
+                ties[keep] = ties[t]
+                keep += 1
+        nt = keep
+        if col < 0:
+            for t in range(nt):
+                if basis[ties[t]] == z0:
+                    return ties[t]
+        if nt == 1:
+            break
+    return ties[0]
+
+
+@njit(cache=True, nogil=True)
+def _ratio(T, i, c, col, sign):
+    """Entry col of row i of [rhs, B⁻¹] over the pivot candidate sign·T[i, c] (col = −1: the rhs, clamped at 0
+    once the basis is feasible, sign > 0, since a negative rhs is then rounding)."""
+    if col < 0:
+        r = T[i, T.shape[1] - 1]
+        return (max(r, 0.0) if sign > 0.0 else r) / (sign * T[i, c])
+    return T[i, col] / (sign * T[i, c])
+
+
+@njit(cache=True, nogil=True)
+def lemke_pivots(T, basis, ties, max_iter):
+    """Lemke's complementary pivoting on the tableau T = [I, −M, −d, q] (n, 2n+2) for w − M z − d z0 = q,
+    0 ≤ w ⊥ z ≥ 0 (variables: w 0..n−1, z n..2n−1, z0 2n). Ends on a solution when z0 leaves the basis or
+    drops to 0 (1e-12 max|q|: the basis is then complementary). Returns (pivots, SOLVED / RAY / MAX_ITER)."""
+    n = T.shape[0]
+    z0, rhs = 2 * n, 2 * n + 1
+    for i in range(n):
+        basis[i] = i
+    qmin, qmax = math.inf, 0.0
+    for i in range(n):
+        qmin, qmax = min(qmin, T[i, rhs]), max(qmax, abs(T[i, rhs]))
+    if qmin >= 0.0:                                  # z = 0 solves it
+        return 0, SOLVED
+    entering = z0
+    r = _leaving_row(T, basis, z0, -1.0, ties)       # z0 enters, the most negative q_i/d_i leaves
+    row_z0 = r                                       # z0 stays in this row until it leaves
+    for it in range(max_iter):
+        leaving = basis[r]
+        _pivot(T, r, entering)
+        basis[r] = entering
+        if leaving == z0 or T[row_z0, rhs] <= 1e-12 * qmax:
+            return it + 1, SOLVED
+        entering = leaving + n if leaving < n else leaving - n    # the complement enters
+        r = _leaving_row(T, basis, entering, 1.0, ties)
+        if r < 0:
+            return it + 1, RAY
+    return max_iter, MAX_ITER
