@@ -14,41 +14,54 @@ arrays ``(q_next, v_next)`` and leaves its inputs untouched.
   pumps energy into every oscillation (seed 004 eq. 10: the 1 m pendulum released at 90° drifts by
   0.35 rad in 10 s at dt = 1 ms, where semi-implicit Euler stays within 2.2e-3 rad).
 
-Configurations are checked on entry: wrong size or non-finite values raise ``ValueError``, and so does a
-quaternion (or a planar (cos θ, sin θ) pair) whose norm is off 1 by more than ``UNIT_TOLERANCE``; every
-output is re-normalised.
+Configurations are checked on entry (``check_configuration``): wrong size, non-finite values or a
+quaternion (or planar (cos θ, sin θ) pair) off unit norm by more than 1e-3 raise ``ValueError``, one off by
+more than 1e-6 is renormalised with a warning; every output is re-normalised.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from engine import dynamics
+from engine.dynamics.inputs import GRAVITY, UNIT_SILENT, UNIT_WARN
 from engine.dynamics.lie import dexp_inv_kernel, difference_kernel, integrate_kernel
 from engine.model.model import JointType
 
-GRAVITY = (0.0, 0.0, -9.81)
-UNIT_TOLERANCE = 1e-6
+_UNIT_BLOCKS = {JointType.SPHERICAL: (0, 4), JointType.FREE: (3, 4), JointType.PLANAR: (2, 2)}  # (start, size)
 
 
 def _vector(x, n, name):
     x = np.asarray(x, dtype=float)
     if x.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {x.shape}")
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise ValueError(f"{name} has non-finite entries at {np.flatnonzero(~np.isfinite(x)).tolist()}")
     return x
 
 
 def check_configuration(model, q, name="q"):
-    """``q`` as a float array after checking its size, finiteness and unit quaternions (ValueError)."""
-    q = _vector(q, model.nq, name)
+    """``q`` as a float array with exactly unit quaternions.  Wrong size, non-finite entries, or a quaternion
+    (or planar (cos, sin) pair) whose norm is off 1 by more than ``UNIT_WARN`` raise ValueError; any other
+    is used normalised (a copy), with a RuntimeWarning beyond ``UNIT_SILENT`` — the dynamics kernels' policy."""
+    q, copied = _vector(q, model.nq, name), False
     for j in model.joints:
-        if j.type in (JointType.SPHERICAL, JointType.FREE, JointType.PLANAR):
-            k = j.idx_q + {JointType.SPHERICAL: 0, JointType.FREE: 3, JointType.PLANAR: 2}[j.type]
-            n = np.linalg.norm(q[k:k + (2 if j.type == JointType.PLANAR else 4)])
-            if abs(n - 1.0) > UNIT_TOLERANCE:
-                raise ValueError(f"{name}: joint '{j.name}' needs a unit "
-                                 f"{'(cos, sin) pair' if j.type == JointType.PLANAR else 'quaternion'}, norm {n!r}")
+        if j.type in _UNIT_BLOCKS:
+            start, size = _UNIT_BLOCKS[j.type]
+            block = slice(j.idx_q + start, j.idx_q + start + size)
+            n = np.linalg.norm(q[block])
+            if n == 1.0:
+                continue
+            what = "(cos, sin) pair" if j.type == JointType.PLANAR else "quaternion"
+            if abs(n - 1.0) > UNIT_WARN:
+                raise ValueError(f"{name}: joint '{j.name}' needs a unit {what}, got norm {n!r}")
+            if abs(n - 1.0) > UNIT_SILENT:
+                warnings.warn(f"{name}: joint '{j.name}': {what} of norm {n!r} renormalised", RuntimeWarning,
+                              stacklevel=3)
+            if not copied:
+                q, copied = q.copy(), True
+            q[block] /= n
     return q
 
 
@@ -97,6 +110,12 @@ def _acceleration(model, data, q, v, tau, f_ext, gravity):
     return np.array(dynamics.aba(model, data, q, v, tau, f_ext=f_ext, gravity=gravity), dtype=float)
 
 
+def _stage(model, data, q, xi, vi, tau, f_ext, gravity):
+    """Slopes of a Runge–Kutta stage at (q ⊕ ξ, vi): the acceleration, and the configuration rate
+    dexp⁻¹(ξ, vi) in q's chart (vi itself when ξ = 0)."""
+    return _acceleration(model, data, _advance(model, q, xi), vi, tau, f_ext, gravity), _dexp_inv(model, xi, vi)
+
+
 def _advance(model, q, xi):
     out = np.empty(model.nq)
     integrate_kernel(model.joint_type, model.joint_idx_q, model.joint_idx_v, q, xi, out, np.empty(8))
@@ -131,28 +150,25 @@ def step_semi_implicit_euler(model, data, q, v, tau, dt, f_ext=None, gravity=GRA
 
 
 def step_rk2(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY):
-    """Explicit midpoint, seed 004 eq. 24: the slope at (q ⊕ dt/2·v, v + dt/2·a(q, v)) advances the step."""
+    """Explicit midpoint, seed 004 eq. 24: the slopes at (q ⊕ dt/2·v, v + dt/2·a(q, v)) advance the step."""
     q, v, tau = _checked(model, q, v, tau, dt)
-    a1 = _acceleration(model, data, q, v, tau, f_ext, gravity)
-    xi = 0.5 * dt * v
-    v2 = v + 0.5 * dt * a1
-    a2 = _acceleration(model, data, _advance(model, q, xi), v2, tau, f_ext, gravity)
-    return _advance(model, q, dt * _dexp_inv(model, xi, v2)), v + dt * a2
+    args = (tau, f_ext, gravity)
+    A1 = _acceleration(model, data, q, v, *args)
+    A2, K2 = _stage(model, data, q, 0.5 * dt * v, v + 0.5 * dt * A1, *args)
+    return _advance(model, q, dt * K2), v + dt * A2
 
 
 def step_rk4(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY):
-    """Classical RK4 (seed 004 eq. 25-33) on the group, Runge–Kutta–Munthe-Kaas form: stage i sits at
-    q ⊕ ξᵢ, v + cᵢ dt Aᵢ₋₁ with ξᵢ = cᵢ dt Kᵢ₋₁, and its configuration slope is Kᵢ = dexp⁻¹(ξᵢ, vᵢ)."""
+    """Classical RK4 (seed 004 eq. 25-33) on the group, in Runge–Kutta–Munthe-Kaas form: stage i sits at
+    (q ⊕ ξᵢ, v + cᵢ dt Aᵢ₋₁) with ξᵢ = cᵢ dt Kᵢ₋₁, and its configuration slope is Kᵢ = dexp⁻¹(ξᵢ, vᵢ)."""
     q, v, tau = _checked(model, q, v, tau, dt)
-    K, A = [], []
-    xi, vi = np.zeros(model.nv), v
-    for c in (0.5, 0.5, 1.0, None):
-        A.append(_acceleration(model, data, _advance(model, q, xi), vi, tau, f_ext, gravity))
-        K.append(_dexp_inv(model, xi, vi))
-        if c is not None:
-            xi, vi = c * dt * K[-1], v + c * dt * A[-1]
-    xi = dt / 6.0 * (K[0] + 2.0 * K[1] + 2.0 * K[2] + K[3])
-    return _advance(model, q, xi), v + dt / 6.0 * (A[0] + 2.0 * A[1] + 2.0 * A[2] + A[3])
+    args = (tau, f_ext, gravity)
+    A1, K1 = _acceleration(model, data, q, v, *args), v
+    A2, K2 = _stage(model, data, q, 0.5 * dt * K1, v + 0.5 * dt * A1, *args)
+    A3, K3 = _stage(model, data, q, 0.5 * dt * K2, v + 0.5 * dt * A2, *args)
+    A4, K4 = _stage(model, data, q, dt * K3, v + dt * A3, *args)
+    return (_advance(model, q, dt / 6.0 * (K1 + 2.0 * K2 + 2.0 * K3 + K4)),
+            v + dt / 6.0 * (A1 + 2.0 * A2 + 2.0 * A3 + A4))
 
 
 STEPPERS = {"explicit_euler": step_explicit_euler, "semi_implicit_euler": step_semi_implicit_euler,

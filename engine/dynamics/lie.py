@@ -83,34 +83,38 @@ def _se3_v(w, u, c1, c2, out):
 
 @njit(cache=True, nogil=True)
 def _se3_v_coefficients(t2):
-    """((1 - cos θ)/θ², (θ - sin θ)/θ³) of V(ω), with their Taylor series near θ = 0."""
+    """((1 - cos θ)/θ², (θ - sin θ)/θ³) of V(ω), with their Taylor series near θ = 0; 1 - cos θ is written
+    2 sin²(θ/2), free of cancellation (the second coefficient's rounding is damped by the |ω|² it meets)."""
     if t2 < 1e-6:
         return 0.5 - t2 / 24.0 + t2 * t2 / 720.0, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
     t = math.sqrt(t2)
-    return (1.0 - math.cos(t)) / t2, (t - math.sin(t)) / (t2 * t)
+    s = math.sin(0.5 * t)
+    return 2.0 * s * s / t2, (t - math.sin(t)) / (t2 * t)
 
 
 @njit(cache=True, nogil=True)
 def _se3_vinv_coefficient(t2):
-    """(1 - (θ/2) cot(θ/2))/θ² of V⁻¹(ω), with its Taylor series near θ = 0."""
+    """(1 - (θ/2) cot(θ/2))/θ² of V⁻¹(ω), with its Taylor series near θ = 0 (the cotangent from the half
+    angle, so no 1 - cos θ amplifies rounding)."""
     if t2 < 1e-6:
         return 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
-    t = math.sqrt(t2)
-    return (1.0 - 0.5 * t * math.sin(t) / (1.0 - math.cos(t))) / t2
+    x = 0.5 * math.sqrt(t2)
+    return (1.0 - x * math.cos(x) / math.sin(x)) / t2
 
 
 @njit(cache=True, nogil=True)
 def _se2_v_coefficients(t):
-    """(sin θ/θ, (1 - cos θ)/θ): V(θ) = [[A, -B], [B, A]] of SE(2)'s exp, series near θ = 0."""
+    """(sin θ/θ, (1 - cos θ)/θ = 2 sin²(θ/2)/θ): V(θ) = [[A, -B], [B, A]] of SE(2)'s exp, series near 0."""
     if abs(t) < 1e-4:
         t2 = t * t
         return 1.0 - t2 / 6.0 + t2 * t2 / 120.0, t * (0.5 - t2 / 24.0)
-    return math.sin(t) / t, (1.0 - math.cos(t)) / t
+    s = math.sin(0.5 * t)
+    return math.sin(t) / t, 2.0 * s * s / t
 
 
 @njit(cache=True, nogil=True)
 def _integrate_free(q, k, xi, m, out, tmp):
-    """(p, quat) · exp6(v, ω): p += R(quat) V(ω) v; quat ⊗= exp(ω)."""
+    """(p, quat) · exp6(v, ω): p += R(quat) V(ω) v; quat ⊗= exp(ω), then ±quat, whichever is nearer quat0."""
     w = xi[m + 3:m + 6]
     c1, c2 = _se3_v_coefficients(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
     _se3_v(w, xi[m:m + 3], c1, c2, tmp[0:3])
@@ -120,6 +124,9 @@ def _integrate_free(q, k, xi, m, out, tmp):
     _quat_exp(w, tmp[0:4])
     _quat_mul(q[k + 3:k + 7], tmp[0:4], out[k + 3:k + 7])
     _normalise(out, k + 3, 4)
+    if out[k + 3] * q[k + 3] + out[k + 4] * q[k + 4] + out[k + 5] * q[k + 5] + out[k + 6] * q[k + 6] < 0.0:
+        for i in range(k + 3, k + 7):  # same hemisphere as quat0, as Pinocchio's SE(3) integrate
+            out[i] = -out[i]
 
 
 @njit(cache=True, nogil=True)
@@ -225,8 +232,9 @@ def _bracket(joint_type, xi, w, m, out):
 
 @njit(cache=True, nogil=True)
 def dexp_inv_kernel(joint_type, idx_v, joint_nv, xi, w, out, tmp):
-    """(``tmp``: scratch of length nv) out = w + ½[ξ, w] + 1/12 [ξ, [ξ, w]]: the rate ξ' of q(t) = q0 ⊕ ξ(t) whose body velocity is w
-    (dexp⁻¹ at -ξ, truncated after the last term an order-4 Runge–Kutta–Munthe-Kaas step needs)."""
+    """out = w + ½[ξ, w] + 1/12 [ξ, [ξ, w]]: the rate ξ' of q(t) = q0 ⊕ ξ(t) whose body velocity is w,
+    i.e. dexp⁻¹ at -ξ truncated after the last term an order-4 Runge–Kutta–Munthe-Kaas step needs (the next
+    one is O(|ξ|⁴)).  ``tmp``: scratch of length nv."""
     for j in range(joint_type.shape[0]):
         t, m, n = joint_type[j], idx_v[j], joint_nv[j]
         _bracket(t, xi, w, m, tmp)
