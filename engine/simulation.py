@@ -17,9 +17,10 @@ import numpy as np
 
 from engine import plugins
 from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
-from engine.dynamics.integrators import integrate
+from engine.contact.stepping import ContactStage
+from engine.dynamics.integrators import STEPPERS, integrate
 from engine.errors import SimulationError
-from engine.state import Contacts, Snapshot, State
+from engine.state import ActiveContacts, Snapshot, State
 from engine.timing import StageTimer
 
 
@@ -30,9 +31,13 @@ class MultiBodyRun:
         self.instance, self.model = instance, instance.model
         self.data = self.model.create_data()
         self.q, self.v = instance.q0.copy(), instance.v0.copy()
+        self.data_free = self.model.create_data()           # kinematics at the free velocity
         self.tau = np.zeros(self.model.nv)
-        self.f_ext = np.zeros((self.model.nbodies, 6))    # body-frame wrenches for the dynamics
+        self.f_ext = np.zeros((self.model.nbodies, 6))      # user/haptic wrenches, body frames
+        self.f_contact = np.zeros((self.model.nbodies, 6))  # contact and closure wrenches, body frames
         self.a_free = np.zeros(self.model.nv)
+        self.V = np.zeros((self.model.nbodies, 6))          # body spatial velocities (v_o, w), world axes
+        self.V_free = np.zeros((self.model.nbodies, 6))     # the same at v_free = v + dt a_free
         # gravity and external forces are expressed in the multibody's base frame
         self.gravity = instance.R.T @ universe.gravity
         base_dir = str(Path(universe.source).parent)
@@ -45,6 +50,12 @@ class MultiBodyRun:
         R, p = self.instance.R, self.instance.p
         return R @ self.data.oMi_R, self.data.oMi_p @ R.T + p
 
+    def world_velocities(self, data, out):
+        """Body velocities of ``data`` (body frames) in world axes: (R v, R w) with R = R_m oMi_R."""
+        R = self.instance.R @ data.oMi_R
+        out[:, :3] = np.einsum("bij,bj->bi", R, data.v[:, :3])
+        out[:, 3:] = np.einsum("bij,bj->bi", R, data.v[:, 3:])
+
 
 class Simulation:
     """A running universe: ``step(n)``, ``time``, ``state``/``set_state``, ``reset``, ``snapshot``."""
@@ -55,8 +66,8 @@ class Simulation:
         self.runs = [MultiBodyRun(mb, universe) for mb in universe.multibodies]
         self.timer = StageTimer()
         self.external = {}        # (multibody, body) -> (wrench_world (6,), point_world (3,))
-        self.contacts = Contacts()
-        self.solver_stats = {}
+        self.contact_stage = ContactStage(universe, self.runs, self.timer)
+        self.free_stepper = STEPPERS[universe.integrator.replace("-", "_")]
         self.reset()
 
     # ---- state ---------------------------------------------------------------------------------------------
@@ -67,6 +78,7 @@ class Simulation:
                 c.reset(run.q, run.v)
         self.time, self.step_count = 0.0, 0
         self.external.clear()
+        self.contact_stage.warm.clear()
         self.timer.reset()
         self._refresh_kinematics()
         self._last_good = self.state
@@ -106,29 +118,44 @@ class Simulation:
             self._step()
 
     def _step(self):
-        """One time step of the AMELIF loop (seed 000 Fig 2.3): inputs → free dynamics → integration."""
+        """One time step of the AMELIF loop (seed 000 Fig 2.3 / 3.4)."""
         timer, dt = self.timer, self.dt
         timer.begin_step()
-        with timer.stage("control"):
-            for run in self.runs:
+        with timer.stage("control"):  # controllers and devices write torques and external wrenches
+            for index, run in enumerate(self.runs):
                 run.tau[:] = 0.0
                 for c in run.controllers:
                     run.tau += c.control(self.time, run.q, run.v)
-                self._external_to_body_frames(run, self.runs.index(run))
-        with timer.stage("dynamics"):  # a_free = M^-1 (tau - b - g + J^T f_ext)   (seed 000 eq. 3.64)
+                self._external_to_body_frames(run, index)
+        with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64
             for run in self.runs:
                 run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
                 self._check(run.a_free, "dynamics", run)
-        with timer.stage("integration"):  # semi-implicit Euler: v+ = v + dt a, q+ = q ⊕ dt v+
+                forward_kinematics(run.model, run.data_free, run.q, run.v + dt * run.a_free)
+                run.world_velocities(run.data_free, run.V_free)
+        self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
+        with timer.stage("integration"):
             for run in self.runs:
-                run.v += dt * run.a_free
-                run.q[:] = integrate(run.model, run.q, run.v * dt)
-                self._check(run.q, "integration", run)
+                self._integrate(run, dt)
         self.time += dt
         self.step_count += 1
         timer.end_step()
         self._refresh_kinematics()
         self._last_good = self.state
+
+    def _integrate(self, run, dt):
+        """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
+        §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator."""
+        if np.any(run.f_contact):
+            self._check(run.f_contact.ravel(), "solver", run)
+            a = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext + run.f_contact, gravity=run.gravity)
+            run.v += dt * a
+            run.q[:] = integrate(run.model, run.q, run.v * dt)
+        else:
+            q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity)
+            run.q[:], run.v[:] = q, v
+        self._check(run.v, "integration", run)
+        self._check(run.q, "integration", run)
 
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""
@@ -151,8 +178,10 @@ class Simulation:
                                   value=float(values[bad]))
 
     def _refresh_kinematics(self):
+        """Placements and body velocities of the current state (read by queries, snapshots and contacts)."""
         for run in self.runs:
-            forward_kinematics(run.model, run.data, run.q)
+            forward_kinematics(run.model, run.data, run.q, run.v)
+            run.world_velocities(run.data, run.V)
 
     # ---- queries ----------------------------------------------------------------------------------------------
     def body_placement(self, multibody: int, body: int):
@@ -163,15 +192,40 @@ class Simulation:
         R, p = run.world_placements()
         return R[body], p[body]
 
+    def body_velocity(self, multibody: int, body: int):
+        """(linear velocity of the body origin, angular velocity), world axes; zero for the base frame."""
+        if body < 0:
+            return np.zeros(3), np.zeros(3)
+        V = self.runs[multibody].V[body]
+        return V[:3].copy(), V[3:].copy()
+
     def body_velocity_at(self, multibody: int, body: int, point_world):
         """World linear velocity of the material point of ``body`` currently at ``point_world``."""
-        run = self.runs[multibody]
+        v_origin, w = self.body_velocity(multibody, body)
         if body < 0:
-            return np.zeros(3)
-        forward_kinematics(run.model, run.data, run.q, run.v)
-        R, p = self.body_placement(multibody, body)
-        v_lin, w = R @ run.data.v[body, :3], R @ run.data.v[body, 3:]
-        return v_lin + np.cross(w, np.asarray(point_world, float) - p)
+            return v_origin
+        return v_origin + np.cross(w, np.asarray(point_world, float) - self.body_placement(multibody, body)[1])
+
+    @property
+    def contacts(self) -> ActiveContacts:
+        """The active contacts of the last step, world frame: point, normal (from b to a), force on a, names."""
+        stage = self.contact_stage
+        c = stage.contacts
+        if c is None or len(c) == 0:
+            return ActiveContacts()
+        name = stage.world.object_name
+        return ActiveContacts(point=_freeze(c.point), normal=_freeze(c.normal), force=_freeze(stage.forces),
+                              depth=_freeze(c.depth), mu=_freeze(c.mu), body_a=tuple(name(i) for i in c.object_a),
+                              body_b=tuple(name(i) for i in c.object_b))
+
+    @property
+    def solver_stats(self) -> dict:
+        """Per collision group of the last step: multibodies, contacts, rows, Delassus method, iterations,
+        residual, cone violation, converged; and their totals."""
+        reports = self.contact_stage.reports
+        return {"groups": reports, "iterations": sum(r.iterations for r in reports),
+                "residual": max((r.residual for r in reports), default=0.0),
+                "delassus": "+".join(sorted({r.delassus for r in reports}))}
 
     def body_mass(self, multibody: int, body: int) -> float:
         return float(self.runs[multibody].model.body_mass[body])

@@ -1,15 +1,14 @@
-"""One collision group's constraint problem: v = W f + v_free (seed 000 eqs. 3.17–3.27).
+"""Constraint blocks of a collision group and their map G onto body velocities (seed 000 eqs. 3.37–3.45).
 
-Each constraint block (a frictional contact: 3 rows n, t1, t2; a loop closure: 3 or 5 bilateral rows) acts on one
-or two bodies. For body s the block's rows see the body's spatial velocity V_s = (v_o, ω) — linear velocity of
-the body origin and angular velocity, world axes — through a (rows, 6) map X; for a contact point p in frame C
-(rows n, t1, t2), ``X = ± C [1, −[p − o_s]×]`` (+ for body a, − for body b, so v is the velocity of a relative
-to b). With Ω_st = J_s M⁻¹ J_tᵀ the 6×6 blocks between contact bodies (``engine.contact.delassus``):
+Each block (a frictional contact: 3 rows n, t1, t2; a loop closure: 3 or 5 bilateral rows) acts on one or two
+bodies. For body s the block's rows see the body's spatial velocity V_s = (v_o, ω) — velocity of the body origin
+and angular velocity, world axes — through a (rows, 6) map X; for a point p with frame C (rows n, t1, t2),
+``X = ± C [1, −[p − o_s]×]`` (+ for body a, − for body b, so the rows measure a's velocity relative to b).
+``G`` stacks the maps (rows × 6·bodies): with Ω_st = J_s M⁻¹ J_tᵀ,
 
-    Λ_kl = Σ_s Σ_t X_ks Ω_st X_ltᵀ          (thesis eq. 3.37 / 3.45)
-    W = δt Λ,  v_free = Σ_s X_ks V_s(v + δt a_free)      (eq. 3.26)
-
-All in the world frame. ``G`` stacks the X maps (rows × 6·bodies) so that W = δt G Ω Gᵀ and v_free = G V_free.
+    Λ = G Ω Gᵀ      (thesis eq. 3.37, Λ_kl = Σ_s Σ_t X_ks Ω_st X_ltᵀ, eq. 3.45)
+    u = G V         (relative velocities of the constraint rows)
+    Gᵀ f            (the wrenches, at the body origins in world axes, that the forces f exert)
 """
 from __future__ import annotations
 
@@ -22,24 +21,14 @@ from engine.spatial import skew
 
 @dataclass
 class Block:
-    """A constraint block: ``rows`` rows acting on up to two (multibody, body) with their (rows, 6) maps."""
+    """A constraint block: ``rows`` rows acting on one or two (multibody, body) through (rows, 6) maps X.
+    ``bias`` is added to the free velocity (target velocities, drift correction)."""
 
     rows: int
     bodies: list = field(default_factory=list)   # [(multibody, body, X (rows, 6))]
-    bias: np.ndarray | None = None               # added to v_free (restitution, penetration, closure drift)
+    bias: np.ndarray | None = None
     mu: float = 0.0
     bilateral: bool = False
-
-
-def contact_block(C, point, side_a, side_b, bias):
-    """A frictional contact between ``side_a = (multibody, body, origin)`` and ``side_b`` (either may be None
-    for a static body), frame ``C`` (rows n, t1, t2, n from b to a), at ``point`` (world)."""
-    block = Block(rows=3, bias=bias)
-    for side, sign in ((side_a, 1.0), (side_b, -1.0)):
-        if side is not None:
-            m, b, origin = side
-            block.bodies.append((m, b, sign * C @ point_map(point - origin)))
-    return block
 
 
 def point_map(r):
@@ -47,24 +36,57 @@ def point_map(r):
     return np.hstack([np.eye(3), -skew(r)])
 
 
-def assemble(blocks, body_index, omega, velocities, dt):
-    """W (n, n) and v_free (n,) of a group.
+def contact_block(C, point, side_a, side_b, target, mu) -> Block:
+    """A frictional contact between ``side_a = (multibody, body, origin)`` and ``side_b`` (None: static or a
+    fixed base) in frame ``C`` (rows n, t1, t2; n from b to a) at ``point``; its normal velocity must reach
+    ``target`` (u_n⁺ ≥ target)."""
+    block = Block(rows=3, bias=np.array([-target, 0.0, 0.0]), mu=mu)
+    for side, sign in ((side_a, 1.0), (side_b, -1.0)):
+        if side is not None:
+            m, b, origin = side
+            block.bodies.append((m, b, sign * C @ point_map(point - origin)))
+    return block
 
-    ``body_index`` maps (multibody, body) to its position k among the group's contact bodies, ``omega``
-    (nb, nb, 6, 6) the Ω blocks (zero between different multibodies), ``velocities`` (nb, 6) the free spatial
-    velocities V_s (world axes, at body origins).
+
+def closure_blocks(multibody, closures, R_world, p_world, dt) -> list:
+    """Bilateral blocks of a multibody's loop closures (seed 003 §5.A) at body placements (R_world, p_world).
+
+    Point closure: the anchors coincide, rows = world axes, u = v_a(x_a) − v_b(x_b), corrected so that the
+    drift e = x_a − x_b is removed over one step (bias e/δt). Hinge: plus the angular rows along two axes e1, e2
+    orthogonal to the anchor's z axis, (ω_a − ω_b)·e_k, correcting the misalignment (z_b × z_a)·e_k / δt.
     """
-    n = sum(b.rows for b in blocks)
-    nb = len(body_index)
-    G = np.zeros((n, 6 * nb))
+    blocks = []
+    for c in closures:
+        ends = []
+        for body, R, p in ((c.body_a, c.R_a, c.p_a), (c.body_b, c.R_b, c.p_b)):
+            BR, Bp = (np.eye(3), np.zeros(3)) if body < 0 else (R_world[body], p_world[body])
+            ends.append((body, BR @ R, BR @ p + Bp, Bp))
+        (ba, Ra, xa, oa), (bb, Rb, xb, ob) = ends
+        maps_a, maps_b = [point_map(xa - oa)], [point_map(xb - ob)]
+        bias = [(xa - xb) / dt]
+        if c.kind == "hinge":
+            axes = Ra[:, :2].T                      # e1, e2 ⟂ z_a
+            maps_a.append(np.hstack([np.zeros((2, 3)), axes]))
+            maps_b.append(np.hstack([np.zeros((2, 3)), axes]))
+            bias.append(axes @ np.cross(Rb[:, 2], Ra[:, 2]) / dt)
+        X_a, X_b = np.vstack(maps_a), np.vstack(maps_b)
+        block = Block(rows=X_a.shape[0], bias=np.concatenate(bias), bilateral=True)
+        if ba >= 0:
+            block.bodies.append((multibody, ba, X_a))
+        if bb >= 0:
+            block.bodies.append((multibody, bb, -X_b))
+        blocks.append(block)
+    return blocks
+
+
+def constraint_map(blocks, body_index) -> np.ndarray:
+    """G (rows, 6 · bodies): the blocks' maps placed at the columns of their bodies (``body_index`` maps
+    (multibody, body) to a position)."""
+    G = np.zeros((sum(b.rows for b in blocks), 6 * len(body_index)))
     row = 0
     for block in blocks:
         for m, b, X in block.bodies:
             k = body_index[(m, b)]
             G[row:row + block.rows, 6 * k:6 * k + 6] += X
         row += block.rows
-    Omega = omega.transpose(0, 2, 1, 3).reshape(6 * nb, 6 * nb)
-    W = dt * (G @ Omega @ G.T)
-    v_free = G @ velocities.reshape(-1)
-    bias = np.concatenate([b.bias if b.bias is not None else np.zeros(b.rows) for b in blocks]) if blocks else 0.0
-    return 0.5 * (W + W.T), v_free + bias, G
+    return G

@@ -19,7 +19,7 @@ class Material:
     """Contact material: Coulomb friction ``mu`` (seed 000 §3.4) and Newton restitution ``restitution``."""
 
     name: str
-    mu: float = 0.8
+    mu: float = 0.5
     restitution: float = 0.0
 
 
@@ -102,7 +102,6 @@ class MultiBodyInstance:
     p: np.ndarray
     q0: np.ndarray
     v0: np.ndarray
-    material: str = "default"
 
 
 @dataclass(frozen=True)
@@ -142,9 +141,9 @@ class Universe:
         return replace(self, **changes)
 
 
-def ground_plane(name="ground", material="default", size=20.0) -> StaticBody:
-    """A static horizontal plane z = 0 (drawn as a ``size`` metre square)."""
-    plane = Geometry(name=name, body=-1, kind="plane", size=(size, size), R=np.eye(3), p=np.zeros(3),
+def ground_plane(name="ground", material="default") -> StaticBody:
+    """A static horizontal plane z = 0 (the half-space z <= 0)."""
+    plane = Geometry(name=name, body=-1, kind="plane", size=(), R=np.eye(3), p=np.zeros(3),
                      rgba=(0.55, 0.6, 0.65, 1.0), material=material)
     return StaticBody(name=name, geometries=(plane,))
 

@@ -25,11 +25,11 @@ UNIVERSE_TAGS = {"MultiBody", "Body", "Configurations", "Settings", "Material", 
                  "Device", "Sensor", "PluginModule"}
 MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label"}
 SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius length", 2),
-          "Capsule": ("radius length", 2), "Plane": ("size", 2)}
+          "Capsule": ("radius length", 2), "Plane": ("", 0)}
 BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
              "LinearVelocity", "AngularVelocity", "Scale", *SHAPES}
 SETTINGS_TAGS = {"Gravity", "TimeStep", "Integrator", "Solver", "Contact"}
-INTEGRATORS = ("semi-implicit-euler", "rk4", "explicit-euler")
+INTEGRATORS = ("semi-implicit-euler", "rk4", "rk2", "explicit-euler")
 
 
 def load_universe(path, trust_plugins: bool = False) -> U.Universe:
@@ -46,7 +46,7 @@ def load_universe(path, trust_plugins: bool = False) -> U.Universe:
     for el in root.findall("Material"):
         r.check_attributes(el, {"name", "friction", "restitution"})
         name = r.string(el, "name", required=True)
-        materials[name] = U.Material(name, r.number(el, "friction", default=0.8, nonnegative=True),
+        materials[name] = U.Material(name, r.number(el, "friction", default=0.5, nonnegative=True),
                                      r.number(el, "restitution", default=0.0, nonnegative=True))
         if materials[name].restitution > 1.0:
             r.fail(el, "restitution must be in [0, 1]", materials[name].restitution)
@@ -119,8 +119,11 @@ def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
     for j_el in el.findall("Joint"):
         _initial_joint(r, j_el, model, q0)
     name = el.get("name") or _text(r, el, "Label") or model.name
-    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv),
-                               material=_material(r, el, materials))
+    material = _material(r, el, materials)
+    if material != "default":  # the scene's material for the geometries the robot file leaves at "default"
+        model = replace(model, geometries=tuple(replace(g, material=material) if g.material == "default" else g
+                                                for g in model.geometries))
+    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv))
 
 
 def _bool_text(r, el):
@@ -184,8 +187,7 @@ def _body(r, el, path, materials):
     for tag, sl in (("LinearVelocity", slice(0, 3)), ("AngularVelocity", slice(3, 6))):
         if el.find(tag) is not None:
             v0[sl] = R.T @ r.floats(el.find(tag), None, 3, text=True)  # given in the world, stored in body frame
-    return U.MultiBodyInstance(name=name, model=model, R=np.eye(3), p=np.zeros(3), q0=q0, v0=v0,
-                               material=material)
+    return U.MultiBodyInstance(name=name, model=model, R=np.eye(3), p=np.zeros(3), q0=q0, v0=v0)
 
 
 def _body_geometries(r, el, path, name, material):
@@ -195,11 +197,11 @@ def _body_geometries(r, el, path, name, material):
     for tag, (attrs, n) in SHAPES.items():
         for s in el.findall(tag):
             r.check_attributes(s, {*attrs.split(), "xyz", "rpy"})
-            if tag in ("Box", "Plane"):
-                size = r.floats(s, "size", n, default=[20.0, 20.0] if tag == "Plane" else None, required=tag == "Box")
+            if tag == "Box":
+                size = r.floats(s, "size", n, required=True)
             else:
                 size = np.array([r.number(s, a, required=True) for a in attrs.split()])
-            if tag != "Plane" and np.any(size <= 0.0):
+            if np.any(size <= 0.0):
                 r.fail(s, f"<{tag}> dimensions must be > 0", size.tolist())
             gR = spatial.rotation_rpy(*r.floats(s, "rpy", 3, default=[0, 0, 0]))
             shapes.append(Geometry(name=f"{name}/{tag.lower()}{len(shapes)}", body=0, kind=tag.lower(),

@@ -91,7 +91,7 @@ def test_extensions(tmp_path):
     np.testing.assert_allclose(ball.model.body_inertia_com[0], 0.4 * 2 * 0.01 * np.eye(3))
     np.testing.assert_allclose(ball.q0, [0, 0, 1, 0, 0, 0, 1])
     np.testing.assert_allclose(ball.v0, [1, 0, 0, 0, 0, 0])
-    assert u.materials["ice"].restitution == 0.5 and ball.material == "ice"
+    assert u.materials["ice"].restitution == 0.5 and ball.model.geometries[0].material == "ice"
     assert u.devices[0].name == "mouse" and u.devices[0].params == {"stiffness": "300"}
 
 

@@ -1,0 +1,117 @@
+"""Loading triangle meshes (STL, OBJ, DAE, PLY, ...) through trimesh, shared by collision and rendering.
+
+``load_mesh(path, scale)`` returns one cleaned ``trimesh.Trimesh`` in metres, cached by (path, scale):
+
+* a file holding a scene (DAE, multi-object OBJ) becomes a single mesh, each node's transform applied;
+* COLLADA ``<unit meter="...">`` is applied (as assimp, hence RViz and Pinocchio, do);
+* ``scale`` (sx, sy, sz) may mirror (a negative factor, as Talos' right limbs): trimesh re-orients the faces;
+* duplicate vertices are merged and zero-area faces dropped (with a ``MeshWarning`` naming the file);
+* a file with no triangle left raises ``ModelError`` naming the file.
+
+The returned mesh is shared by every caller: treat it as read-only.  Collision shapes derived from it
+(``convex_hull``, ``convex_decomposition``) are cached the same way.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import ModelError
+
+
+class MeshWarning(UserWarning):
+    """A mesh was usable only after a repair or a fallback (the message names the file and what was done)."""
+
+
+def load_mesh(path, scale=(1.0, 1.0, 1.0)):
+    """The cleaned mesh of ``path`` scaled by ``scale`` (metres), shared and cached by (path, scale)."""
+    return _load(*_key(path, scale))
+
+
+def convex_hull(path, scale=(1.0, 1.0, 1.0)):
+    """The convex hull of ``load_mesh(path, scale)`` (cached); ``ModelError`` when the mesh is flat."""
+    return _hull(*_key(path, scale))
+
+
+def convex_decomposition(path, scale=(1.0, 1.0, 1.0)) -> tuple:
+    """Approximate convex decomposition (V-HACD through trimesh and ``vhacdx``) as a tuple of hulls (cached)."""
+    return _decomposition(*_key(path, scale))
+
+
+def _key(path, scale):
+    scale = tuple(float(s) for s in np.broadcast_to(np.asarray(scale, dtype=float), (3,)))
+    if not all(np.isfinite(scale)) or any(s == 0.0 for s in scale):
+        raise ModelError("mesh scale factors must be finite and non-zero", str(path), value=scale)
+    return str(Path(path).resolve()), scale
+
+
+@lru_cache(maxsize=None)
+def _load(path: str, scale: tuple):
+    import trimesh
+    if not Path(path).is_file():
+        raise ModelError("mesh file not found", path)
+    try:
+        loaded = trimesh.load(path)
+    except Exception as exc:  # trimesh raises many types for unreadable files; report them all the same way
+        raise ModelError(f"cannot read mesh ({type(exc).__name__}: {exc})", path) from exc
+    mesh = _single_mesh(loaded, path)
+    mesh.apply_scale(_unit_scale(loaded))
+    mesh.apply_transform(np.diag(scale + (1.0,)))
+    mesh.merge_vertices()
+    keep = mesh.nondegenerate_faces()
+    if not keep.all():
+        warnings.warn(f"{path}: {int((~keep).sum())} degenerate (zero-area) triangle(s) dropped", MeshWarning,
+                      stacklevel=3)
+        mesh.update_faces(keep)
+        mesh.remove_unreferenced_vertices()
+    if len(mesh.faces) == 0:
+        raise ModelError("mesh has no non-degenerate triangle", path)
+    return mesh
+
+
+def _single_mesh(loaded, path):
+    import trimesh
+    if isinstance(loaded, trimesh.Scene):
+        meshes = [g for g in loaded.dump() if isinstance(g, trimesh.Trimesh)]
+        if not meshes:
+            raise ModelError("mesh file holds no triangle mesh", path)
+        return trimesh.util.concatenate(meshes)
+    if not isinstance(loaded, trimesh.Trimesh):
+        raise ModelError(f"mesh file holds a {type(loaded).__name__}, not triangles", path)
+    return loaded.copy()
+
+
+def _unit_scale(loaded) -> float:
+    """COLLADA ``<unit meter="u">``: trimesh records it as metadata "u * meters" without applying it."""
+    units = str(getattr(loaded, "metadata", {}).get("units", ""))
+    match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*\*\s*meters\s*", units)
+    return float(match.group(1)) if match else 1.0
+
+
+@lru_cache(maxsize=None)
+def _hull(path, scale):
+    mesh = _load(path, scale)
+    spread = np.linalg.svd(mesh.vertices - mesh.vertices.mean(axis=0), compute_uv=False)
+    if mesh.vertices.shape[0] < 4 or spread[2] <= 1e-9 * spread[0]:
+        raise ModelError("mesh is flat (all vertices in a plane or on a line): it has no convex hull", path)
+    try:
+        return mesh.convex_hull
+    except Exception as exc:  # qhull precision errors on near-flat point sets
+        raise ModelError(f"cannot compute the convex hull ({type(exc).__name__})", path) from exc
+
+
+@lru_cache(maxsize=None)
+def _decomposition(path, scale):
+    import trimesh
+    mesh = _load(path, scale)
+    try:
+        parts = mesh.convex_decomposition(maxConvexHulls=16)
+    except Exception as exc:  # vhacdx missing or failing: the caller falls back to the hull
+        raise ModelError(f"convex decomposition failed ({type(exc).__name__}: {exc})", path) from exc
+    parts = parts if isinstance(parts, list) else [parts]
+    meshes = [p if isinstance(p, trimesh.Trimesh) else trimesh.Trimesh(**p) for p in parts]
+    return tuple(m.convex_hull for m in meshes if len(m.faces) > 0)
