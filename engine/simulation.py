@@ -126,6 +126,7 @@ class Simulation:
                 run.tau[:] = 0.0
                 for c in run.controllers:
                     run.tau += c.control(self.time, run.q, run.v)
+                self._check(run.tau, "control", run)
                 self._external_to_body_frames(run, index)
         with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64
             for run in self.runs:
