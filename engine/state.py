@@ -30,7 +30,7 @@ class State:
 
 
 @dataclass(frozen=True)
-class Contacts:
+class ActiveContacts:
     """Active contacts in the world frame: ``point``, ``normal`` (unit, from body b to body a) and the force
     applied on body a (``force``, (nc, 3)); ``body_a``/``body_b`` are readable names."""
 
@@ -58,7 +58,7 @@ class Snapshot:
     base_p: tuple
     body_R: tuple        # per multibody (nb, 3, 3): body frames in the world
     body_p: tuple        # per multibody (nb, 3)
-    contacts: Contacts
+    contacts: ActiveContacts
     timings: dict
     energy: tuple        # (kinetic, potential) J, summed over multibodies
     solver_stats: dict

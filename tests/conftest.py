@@ -1,7 +1,7 @@
-"""Test configuration shared by the whole suite: the repository root on sys.path."""
+"""Put the repository root on sys.path so that ``import engine`` works from any directory."""
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
