@@ -48,8 +48,9 @@ def contact_block(C, point, side_a, side_b, target, mu) -> Block:
     return block
 
 
-def closure_blocks(multibody, closures, R_world, p_world, dt) -> list:
-    """Bilateral blocks of a multibody's loop closures (seed 003 §5.A) at body placements (R_world, p_world).
+def closure_blocks(multibody, closures, base, R_world, p_world, dt) -> list:
+    """Bilateral blocks of a multibody's loop closures (seed 003 §5.A) at body placements (R_world, p_world);
+    ``base`` = (R, p) is the world placement of the multibody's base frame (body −1).
 
     Point closure: the anchors coincide, rows = world axes, u = v_a(x_a) − v_b(x_b), corrected so that the
     drift e = x_a − x_b is removed over one step (bias e/δt). Hinge: plus the angular rows along two axes e1, e2
@@ -59,7 +60,7 @@ def closure_blocks(multibody, closures, R_world, p_world, dt) -> list:
     for c in closures:
         ends = []
         for body, R, p in ((c.body_a, c.R_a, c.p_a), (c.body_b, c.R_b, c.p_b)):
-            BR, Bp = (np.eye(3), np.zeros(3)) if body < 0 else (R_world[body], p_world[body])
+            BR, Bp = base if body < 0 else (R_world[body], p_world[body])
             ends.append((body, BR @ R, BR @ p + Bp, Bp))
         (ba, Ra, xa, oa), (bb, Rb, xb, ob) = ends
         maps_a, maps_b = [point_map(xa - oa)], [point_map(xb - ob)]

@@ -21,7 +21,8 @@ from engine.contact.delassus import choose_method, delassus
 from engine.contact.frames import contact_frames
 from engine.contact.groups import collision_groups
 from engine.contact.problem import closure_blocks, constraint_map, contact_block
-from engine.contact.solvers import solve
+from engine.contact.solvers import solve, solver_name
+from engine.errors import UniverseError
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ class ContactStage:
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       filter=_pair_filter(universe)))
         self.closure_members = [m for m, run in enumerate(runs) if run.model.closures]
+        if self.closure_members and solver_name(universe.solver.name) == "lemke":
+            raise UniverseError("the Lemke solver takes unilateral contacts only, and this universe has loop "
+                                "closures; choose gauss-seidel-newton or gauss-seidel", universe.source,
+                                value=universe.solver.name)
         self.warm = {}                    # (pair, cell) -> last local force, the solver's warm start
         self.contacts = None
         self.forces = np.zeros((0, 3))    # world force on body a of each contact
@@ -121,7 +126,8 @@ class ContactStage:
         keys = [(int(contacts.pair[i]), *np.floor(contacts.point[i] / 0.01).astype(int)) for i in indices]
         for m in members:
             run = self.runs[m]
-            closures = closure_blocks(m, run.model.closures, *run.world_placements(), dt)
+            closures = closure_blocks(m, run.model.closures, (run.instance.R, run.instance.p),
+                                      *run.world_placements(), dt)
             blocks += closures
             keys += [("closure", m, k) for k in range(len(closures))]
         return blocks, keys, frames

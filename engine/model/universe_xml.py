@@ -29,6 +29,7 @@ SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius leng
 BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
              "LinearVelocity", "AngularVelocity", "Scale", *SHAPES}
 SETTINGS_TAGS = {"Gravity", "TimeStep", "Integrator", "Solver", "Contact"}
+DELASSUS_METHODS = ("auto", "test-force", "chang-khatib", "thesis", "dense")
 INTEGRATORS = ("semi-implicit-euler", "rk4", "rk2", "explicit-euler")
 
 
@@ -257,11 +258,19 @@ def _settings(r, el) -> dict:
     if s is not None:
         r.check_attributes(s, {"name", "tolerance", "max_iterations", "time_budget", "facets", "delassus"})
         d = U.SolverSettings()
+        from engine.contact.solvers import solver_name
+        try:
+            name = solver_name(r.string(s, "name", d.name))
+        except ValueError as exc:
+            r.fail(s, str(exc), s.get("name"))
+        delassus = r.string(s, "delassus", d.delassus)
+        if delassus not in DELASSUS_METHODS:
+            r.fail(s, f"unknown Delassus method{did_you_mean(delassus, DELASSUS_METHODS)}", delassus)
         out["solver"] = U.SolverSettings(
-            name=r.string(s, "name", d.name), tolerance=r.number(s, "tolerance", d.tolerance, positive=True),
+            name=name, tolerance=r.number(s, "tolerance", d.tolerance, positive=True),
             max_iterations=int(r.number(s, "max_iterations", d.max_iterations, positive=True)),
             time_budget=r.number(s, "time_budget", None, positive=True),
-            facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=r.string(s, "delassus", d.delassus))
+            facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=delassus)
     c = el.find("Contact")
     if c is not None:
         r.check_attributes(c, {"margin", "max_points", "correction", "erp", "slop"})

@@ -124,6 +124,8 @@ UNIVERSE_CASES = {
     "controller target": (universe(BALL, '<Controller plugin="pd" target="robot"/>'), "not a body of this", 3),
     "bad number": (universe('<Body name="b"><Translation x="one"/></Body>'), "not a list of numbers", 2),
     "truncated": ("<Universe>\n<Body>\n", "malformed XML", 3),
+    "unknown solver": (universe('<Settings><Solver name="gauss-seidl"/></Settings>'), "did you mean", 2),
+    "unknown delassus": (universe('<Settings><Solver delassus="chang"/></Settings>'), "unknown Delassus method", 2),
 }
 
 
