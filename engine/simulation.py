@@ -17,6 +17,7 @@ import numpy as np
 
 from engine import plugins
 from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
+from engine.contact.problem import project_closures
 from engine.contact.stepping import ContactStage
 from engine.dynamics.integrators import STEPPERS, integrate
 from engine.errors import SimulationError
@@ -152,6 +153,8 @@ class Simulation:
             a = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext + run.f_contact, gravity=run.gravity)
             run.v += dt * a
             run.q[:] = integrate(run.model, run.q, run.v * dt)
+            if run.model.closures:
+                project_closures(run, integrate)
         else:
             q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity)
             run.q[:], run.v[:] = q, v
