@@ -1,35 +1,43 @@
-"""Forward kinematics: body placements in the base frame (reference implementation; see _kernels)."""
+"""Forward kinematics: body placements, velocities and accelerations; frame placements."""
 from __future__ import annotations
 
 import numpy as np
 
-from engine import spatial
-from engine.model.model import JointType
+from engine.dynamics._kernels import kinematics as _k
+from engine.dynamics.inputs import REFUSED, RETRY, index_of, rerun, wrong_data
+
+_NO_GRAVITY = np.zeros(3)  # kinematics: body accelerations without the base's -g
 
 
-def joint_transform(model, i, q):
-    """(R, p) of body i's joint frame motion for configuration q (joint frame after motion, in joint frame)."""
-    t, k, axis = model.joint_type[i], model.joint_idx_q[i], model.joint_axis[i]
-    if t == JointType.REVOLUTE:
-        return spatial.rotation_axis_angle(axis, q[k]), np.zeros(3)
-    if t == JointType.PRISMATIC:
-        return np.eye(3), axis * q[k]
-    if t == JointType.SPHERICAL:
-        return spatial.quaternion_to_rotation(q[k:k + 4]), np.zeros(3)
-    if t == JointType.FREE:
-        return spatial.quaternion_to_rotation(q[k + 3:k + 7]), q[k:k + 3].copy()
-    c, s = q[k + 2], q[k + 3]  # planar
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.array([q[k], q[k + 1], 0.0])
+def forward_kinematics(model, data, q, v=None, a=None):
+    """Fill ``data.liMi_R/liMi_p`` (body in parent), ``data.oMi_R/oMi_p`` (body in base frame) and, when v
+    is given, the body velocities ``data.v`` and accelerations ``data.a`` (body frame, no gravity;
+    a = None means a = 0, so ``data.a`` is then the velocity-product term Jdot v of every body).
+
+    Featherstone's forward pass: oM_i = oM_parent liM_i, v_i = X^-1 v_parent + S_i v_i,
+    a_i = X^-1 a_parent + S_i a_i + v_i x S_i v_i (seed 000 eq. 2.8; S_i is constant in the body frame).
+    """
+    pack = data.model_pack
+    if pack.owner is not model:
+        wrong_data(model, data)
+    with_motion = v is not None
+    v = data.v_zero if v is None else v
+    a = data.v_zero if a is None else a
+    try:
+        status = _k.forward_kinematics(pack.mi, pack.mf, data.ws, q, v, a, _NO_GRAVITY, with_motion)
+    except REFUSED:
+        status = RETRY
+    if status:
+        rerun(_k.forward_kinematics, model, (pack.mi, pack.mf, data.ws), dict(q=q, v=v, a=a),
+              (_NO_GRAVITY, with_motion))
 
 
-def forward_kinematics(model, data, q):
-    """Fill data.liMi_* and data.oMi_* (body frames in the parent body and base frames)."""
-    for i in range(model.nbodies):
-        jR, jp = joint_transform(model, i, q)
-        R, p = spatial.compose(model.joint_placement_R[i], model.joint_placement_p[i], jR, jp)
-        data.liMi_R[i], data.liMi_p[i] = R, p
-        parent = model.body_parent[i]
-        if parent < 0:
-            data.oMi_R[i], data.oMi_p[i] = R, p
-        else:
-            data.oMi_R[i], data.oMi_p[i] = spatial.compose(data.oMi_R[parent], data.oMi_p[parent], R, p)
+def frame_placement(model, data, frame_index):
+    """(R, p) of frame ``frame_index`` in the base frame, from the placements of the last
+    ``forward_kinematics``: oMf = oM_body bMf (bMf = ``model.frame_R/frame_p``)."""
+    f = index_of(model, "frame_index", frame_index, len(model.frame_name))
+    body = int(model.frame_body[f])
+    if body < 0:
+        return model.frame_R[f].copy(), model.frame_p[f].copy()
+    R, p = data.oMi_R[body], data.oMi_p[body]
+    return R @ model.frame_R[f], R @ model.frame_p[f] + p

@@ -5,8 +5,9 @@ Shapes: ``nb`` = model.nbodies, ``nv`` = model.nv.  Placements ``oMi`` are body 
 ``liMi`` body frames in their parent body frame.  Spatial vectors follow ``engine.spatial``.
 
 The per-body results live in one buffer ``ws`` (nb, WS_SIZE) and the per-dof ones in ``wd`` (nv, WD_SIZE),
-so that a numba kernel takes few arguments; the named attributes below are views into them (column layout
-in ``engine.dynamics.pack``).  A Data belongs to the Model it was created for (``data.model_pack.owner``).
+so that a numba kernel takes few arguments; the named attributes below are views into ``ws`` (column layout
+in ``engine.dynamics.pack``).  A Data belongs to the Model it was created for: ``model_pack`` holds that
+Model's arrays packed for the kernels, and the algorithms refuse a Data of another Model.
 """
 from __future__ import annotations
 
@@ -31,10 +32,9 @@ class Data:
         self.a_gf = ws[:, P.WS_A_GF:P.WS_A_GF + 6]  # the same with the base accelerating at -gravity
         self.f = ws[:, P.WS_F:P.WS_F + 6]        # joint wrenches: parent on the subtree, body frame (N, N m)
         self.tau = np.zeros(nv)                  # rnea output
-        self.M = np.zeros((nv, nv))              # crba output
+        self.M = np.zeros((nv, nv))              # crba output (rebound to its result at each call)
         self.ddq = np.zeros(nv)                  # aba output
         self.J = np.zeros((6, nv))               # Jacobian output (frame: 6 rows; point and com: 3)
         self.out = np.zeros(6)                   # small outputs (com, momentum, accelerations)
-        self.energy = np.zeros(2)                # kinetic, potential (J)
         self.fext_zero = np.zeros((nb, 6))       # f_ext when none is given
-        self.v_zero = np.zeros(nv)
+        self.v_zero = np.zeros(nv)               # v or a when none is given
