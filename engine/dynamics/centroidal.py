@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from engine.dynamics._kernels import centroidal as _k
-from engine.dynamics.inputs import GRAVITY, GRAVITY_ARRAY, REFUSED, RETRY, pack_of, rerun
+from engine.dynamics.inputs import GRAVITY, REFUSED, RETRY, gravity_array, pack_of, rerun
 
 
 def com(model, data, q):
@@ -60,7 +60,7 @@ def kinetic_energy(model, data, q, v):
 def potential_energy(model, data, q, gravity=GRAVITY):
     """V = -sum m_i g . c_i (J), zero at the base-frame origin."""
     pack = pack_of(model, data)
-    g = GRAVITY_ARRAY if gravity is GRAVITY else gravity
+    g = gravity_array(gravity)
     try:
         status, V = _k.potential_energy(pack.mi, pack.mf, data.ws, q, g)
     except REFUSED:

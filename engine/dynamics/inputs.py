@@ -30,6 +30,14 @@ RETRY = -1                 # status of a call the kernel refused (first call, or
 REFUSED = (TypeError, AttributeError)
 
 
+def gravity_array(gravity):
+    """The gravity vector as the kernels take it: a tuple or list would be refused by the compiled signature
+    and go through the slow path (~0.7 ms), so it is converted here (a float64 array passes as is)."""
+    if gravity is GRAVITY:
+        return GRAVITY_ARRAY
+    return gravity if type(gravity) is np.ndarray else np.array(gravity, dtype=np.float64)
+
+
 def pack_of(model, data):
     """The kernel view of ``model`` held by ``data``; a Data must be used with the Model that created it."""
     pack = data.model_pack
@@ -128,5 +136,5 @@ def _unit_blocks(model, q):
             yield j.name, j.idx_q + 2, 2, "(cos, sin)"
 
 
-__all__ = ["BAD", "GRAVITY", "GRAVITY_ARRAY", "OK", "REFUSED", "RETRY", "UNIT_SILENT", "UNIT_WARN", "index_of",
+__all__ = ["BAD", "GRAVITY", "GRAVITY_ARRAY", "gravity_array", "OK", "REFUSED", "RETRY", "UNIT_SILENT", "UNIT_WARN", "index_of",
            "pack_of", "report", "rerun", "vector", "wrong_data"]

@@ -20,6 +20,8 @@ more than 1e-6 is renormalised with a warning; every output is re-normalised.
 """
 from __future__ import annotations
 
+import weakref
+
 import warnings
 
 import numpy as np
@@ -65,13 +67,26 @@ def check_configuration(model, q, name="q"):
     return q
 
 
+_TOPOLOGY = weakref.WeakKeyDictionary()
+
+
+def _topology(model):
+    """Writable copies of the model's joint arrays for the kernels: numba types the Model's read-only arrays
+    on its slow path (~50 µs a call), writable ones on its fast path."""
+    arrays = _TOPOLOGY.get(model)
+    if arrays is None:
+        arrays = _TOPOLOGY[model] = tuple(np.array(a) for a in (model.joint_type, model.joint_idx_q,
+                                                                model.joint_idx_v, model.joint_nv))
+    return arrays
+
+
 def integrate(model, q, v_dt):
     """q ⊕ v·dt: the configuration reached from ``q`` moving with the constant body velocity ``v_dt``
     (nv,) for unit time (quaternion / SE(3) / SE(2) exponential, Pinocchio's ``integrate``)."""
     q = check_configuration(model, q)
     out = np.empty(model.nq)
-    integrate_kernel(model.joint_type, model.joint_idx_q, model.joint_idx_v, q, _vector(v_dt, model.nv, "v_dt"),
-                     out, np.empty(8))
+    joint_type, idx_q, idx_v, _ = _topology(model)
+    integrate_kernel(joint_type, idx_q, idx_v, q, _vector(v_dt, model.nv, "v_dt"), out, np.empty(8))
     return out
 
 
@@ -80,7 +95,8 @@ def difference(model, q0, q1):
     (Pinocchio's ``difference``)."""
     q0, q1 = check_configuration(model, q0, "q0"), check_configuration(model, q1, "q1")
     out = np.empty(model.nv)
-    difference_kernel(model.joint_type, model.joint_idx_q, model.joint_idx_v, q0, q1, out, np.empty(8))
+    joint_type, idx_q, idx_v, _ = _topology(model)
+    difference_kernel(joint_type, idx_q, idx_v, q0, q1, out, np.empty(8))
     return out
 
 
@@ -118,13 +134,15 @@ def _stage(model, data, q, xi, vi, tau, f_ext, gravity):
 
 def _advance(model, q, xi):
     out = np.empty(model.nq)
-    integrate_kernel(model.joint_type, model.joint_idx_q, model.joint_idx_v, q, xi, out, np.empty(8))
+    joint_type, idx_q, idx_v, _ = _topology(model)
+    integrate_kernel(joint_type, idx_q, idx_v, q, xi, out, np.empty(8))
     return out
 
 
 def _dexp_inv(model, xi, w):
     out = np.empty(model.nv)
-    dexp_inv_kernel(model.joint_type, model.joint_idx_v, model.joint_nv, xi, w, out, np.empty(model.nv))
+    joint_type, _, idx_v, joint_nv = _topology(model)
+    dexp_inv_kernel(joint_type, idx_v, joint_nv, xi, w, out, np.empty(model.nv))
     return out
 
 

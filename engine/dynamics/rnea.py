@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from engine.dynamics._kernels import rnea as _k
-from engine.dynamics.inputs import GRAVITY, GRAVITY_ARRAY, REFUSED, RETRY, rerun, wrong_data
+from engine.dynamics.inputs import GRAVITY, REFUSED, RETRY, gravity_array, rerun, wrong_data
 
 
 def rnea(model, data, q, v, a, f_ext=None, gravity=GRAVITY):
@@ -27,7 +27,7 @@ def rnea(model, data, q, v, a, f_ext=None, gravity=GRAVITY):
     pack = data.model_pack
     if pack.owner is not model:
         wrong_data(model, data)
-    fext, g = data.fext_zero if f_ext is None else f_ext, GRAVITY_ARRAY if gravity is GRAVITY else gravity
+    fext, g = data.fext_zero if f_ext is None else f_ext, gravity_array(gravity)
     try:
         status = _k.rnea(pack.mi, pack.mf, data.ws, q, v, a, fext, g, data.tau)
     except REFUSED:  # first call, or inputs to convert
