@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,7 @@ def _key(path, scale):
     return str(Path(path).resolve()), scale
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: str, scale: tuple):
     import trimesh
     if not Path(path).is_file():
@@ -86,13 +86,13 @@ def _single_mesh(loaded, path):
 
 
 def _unit_scale(loaded) -> float:
-    """COLLADA ``<unit meter="u">``: trimesh records it as metadata "u * meters" without applying it."""
-    units = str(getattr(loaded, "metadata", {}).get("units", ""))
+    """COLLADA ``<unit meter="u">``: trimesh records it as units "u * meters" without applying it."""
+    units = str(getattr(loaded, "units", None) or "")
     match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*\*\s*meters\s*", units)
     return float(match.group(1)) if match else 1.0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hull(path, scale):
     mesh = _load(path, scale)
     spread = np.linalg.svd(mesh.vertices - mesh.vertices.mean(axis=0), compute_uv=False)
@@ -104,7 +104,7 @@ def _hull(path, scale):
         raise ModelError(f"cannot compute the convex hull ({type(exc).__name__})", path) from exc
 
 
-@lru_cache(maxsize=None)
+@cache
 def _decomposition(path, scale):
     import trimesh
     mesh = _load(path, scale)

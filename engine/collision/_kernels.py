@@ -1,0 +1,248 @@
+"""The per-step collision pipeline in numba: shape placements, bounding boxes, broadphase over the filtered
+pair list and the narrowphases; the pairs that need FCL are listed for the Python driver (narrowphase.py).
+
+Pair kinds (``PairArrays.kind``): HALFSPACE (A against plane B), SWEPT (sphere/capsule pairs), SPHERE_BOX,
+BOX_BOX (closed forms), CONVEX (every other pair): an OBB test, then GJK on the shape cores (_gjk.py); while
+the cores are apart GJK's witness points give the contact (exact for convex shapes, with the swept radius
+of spheres and capsules), completed by face clipping for polytopes.  Only pairs whose cores intersect, or
+that involve a triangle mesh (bounded by its hull), go to FCL.  Contacts of each pair are reduced
+(reduction.py) and appended to the output in pair order.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba import njit
+
+from engine.collision import _vec as v
+from engine.collision._gjk import BEYOND, INTERSECTING, gjk, separated_along
+from engine.collision._manifold import box_box_contacts, face_manifold, obb_separated
+from engine.collision._primitives import halfspace_contacts, sphere_box_contacts, swept_contacts
+from engine.collision.geometry import MESH, PLANE, SPHERE
+from engine.collision.reduction import reduce_manifold
+
+HALFSPACE, SWEPT, SPHERE_BOX, BOX_BOX, CONVEX = range(5)
+
+
+class PairArrays(NamedTuple):
+    a: np.ndarray             # (P,) shape A
+    b: np.ndarray             # (P,) shape B (the plane for HALFSPACE pairs)
+    kind: np.ndarray          # (P,) HALFSPACE ... CONVEX
+    manifold: np.ndarray      # (P,) bool: one shape is a polytope, the other has an incident feature
+
+
+class Workspace(NamedTuple):
+    """Everything the pipeline writes, allocated once (K: raw points per pair, C = P N: output capacity)."""
+
+    body_R: np.ndarray        # (NB, 3, 3) world placements of the bodies of all multibodies
+    body_p: np.ndarray        # (NB, 3)
+    R: np.ndarray             # (S, 3, 3) world placements of the shapes
+    p: np.ndarray             # (S, 3)
+    lo: np.ndarray            # (S, 3) world bounding boxes
+    hi: np.ndarray            # (S, 3)
+    raw: np.ndarray           # (K, 7) contacts of the current pair: point, normal, depth
+    polys: np.ndarray         # (3, K, 3) clipping buffers
+    uv: np.ndarray            # (K, 2) reduction: tangent-plane coordinates
+    selected: np.ndarray      # (K,) reduction: chosen rows
+    work: np.ndarray          # (2 (N + 1),) reduction: hull buffers
+    point: np.ndarray         # (C, 3) output, in pair order
+    normal: np.ndarray        # (C, 3)
+    depth: np.ndarray         # (C,)
+    pair: np.ndarray          # (C,)
+    fcl_pairs: np.ndarray     # (P,) pairs left to FCL this step
+    simplex: np.ndarray       # (3, 4, 3) GJK simplex
+    axis: np.ndarray          # (P, 3) last separating axis found by GJK for each pair (0 = none)
+
+
+def bind(kernel, *args):
+    """``kernel`` compiled for the types of ``args``, as a plain callable that skips numba's per-call type
+    dispatch (about 40 arrays to type-check, ~10 us, on every step); the per-step calls pass arguments of
+    exactly these types.  With NUMBA_DISABLE_JIT the Python function itself is returned."""
+    if not hasattr(kernel, "overloads"):
+        return kernel
+    signature = tuple(numba.typeof(a) for a in args)
+    kernel.compile(signature)
+    return kernel.overloads[signature].entry_point
+
+
+@njit(cache=True, nogil=True)
+def place_shapes(sh, ws, moving_only):
+    """World placement (R, p) = body placement * local placement, and world AABB of every shape; False
+    (and nothing placed) when a body placement is not finite.
+
+    AABB of an OBB (centre c, half extents h, rotation R): centre R c + p, half extents |R| h.
+    """
+    for b in range(ws.body_p.shape[0]):
+        for i in range(3):
+            if not np.isfinite(ws.body_p[b, i]):
+                return False
+            for j in range(3):
+                if not np.isfinite(ws.body_R[b, i, j]):
+                    return False
+    for s in range(sh.kind.shape[0]):
+        b = sh.slot[s]
+        if b < 0:
+            if moving_only:
+                continue
+            ws.R[s] = sh.local_R[s]
+            ws.p[s] = sh.local_p[s]
+        else:
+            Rb = v.mat(ws.body_R, b)
+            for j in range(3):  # column j of R_body R_local
+                c = v.rotate(Rb, (sh.local_R[s, 0, j], sh.local_R[s, 1, j], sh.local_R[s, 2, j]))
+                ws.R[s, 0, j], ws.R[s, 1, j], ws.R[s, 2, j] = c[0], c[1], c[2]
+            v.store(ws.p, s, v.transform(Rb, v.row(ws.body_p, b), v.row(sh.local_p, s)))
+        if sh.kind[s] == PLANE:
+            ws.lo[s] = -np.inf
+            ws.hi[s] = np.inf
+            continue
+        R = v.mat(ws.R, s)
+        c = v.transform(R, v.row(ws.p, s), v.row(sh.box_center, s))
+        h = v.row(sh.box_half, s)
+        for i in range(3):
+            e = abs(R[i][0]) * h[0] + abs(R[i][1]) * h[1] + abs(R[i][2]) * h[2]
+            ws.lo[s, i] = c[i] - e
+            ws.hi[s, i] = c[i] + e
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _aabb_overlap(lo, hi, a, b, margin):
+    for i in range(3):
+        if lo[a, i] - margin > hi[b, i] or lo[b, i] - margin > hi[a, i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lowest(lo, hi, a, n):
+    """min over the corners x of A's AABB of n.x"""
+    low = 0.0
+    for i in range(3):
+        low += n[i] * 0.5 * (lo[a, i] + hi[a, i]) - abs(n[i]) * 0.5 * (hi[a, i] - lo[a, i])
+    return low
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shape(sh, R, p, s):
+    """Shape s as the tuple (kind, size, support points, world rotation, world position) of the kernels."""
+    start = sh.vert_start[s]
+    return sh.kind[s], v.row(sh.size, s), sh.verts[start:start + sh.vert_count[s]], v.mat(R, s), v.row(p, s)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _segment(shape):
+    """End points of the core segment of a sphere (a point, size[1] = 0) or a capsule (along its z axis)."""
+    _, size, _, R, p = shape
+    axis = v.column(R, 2)
+    return v.axpy(-size[1], axis, p), v.axpy(size[1], axis, p)
+
+
+@njit(cache=True, nogil=True)
+def detect_native(sh, pairs, ws, margin, n_max, merge_distance):
+    """Place the moving shapes, then broad + narrow phase of every pair.
+
+    Returns (contacts written to ws.point..., pairs written to ws.fcl_pairs), or (-1, 0) when a body
+    placement is not finite.
+    """
+    if not place_shapes(sh, ws, True):
+        return -1, 0
+    lo, hi, R, p, raw = ws.lo, ws.hi, ws.R, ws.p, ws.raw
+    nc, nf = 0, 0
+    for k in range(pairs.a.shape[0]):
+        a, b, kind = pairs.a[k], pairs.b[k], pairs.kind[k]
+        if kind == HALFSPACE:
+            n = (R[b, 0, 2], R[b, 1, 2], R[b, 2, 2])
+            offset = v.dot(n, v.row(p, b))
+            if _lowest(lo, hi, a, n) - offset > margin:
+                continue
+            kind_a, size_a, verts_a, Ra, pa = _shape(sh, R, p, a)
+            count = halfspace_contacts(kind_a, size_a, sh.radius[a], verts_a, Ra, pa, n, offset, margin, raw)
+        elif not _aabb_overlap(lo, hi, a, b, margin):
+            continue
+        elif kind == SWEPT:
+            a0, a1 = _segment(_shape(sh, R, p, a))
+            b0, b1 = _segment(_shape(sh, R, p, b))
+            count = swept_contacts(a0, a1, sh.radius[a], b0, b1, sh.radius[b], margin, raw)
+        elif kind == SPHERE_BOX:
+            flip = sh.kind[b] == SPHERE
+            sphere, box = (b, a) if flip else (a, b)
+            count = sphere_box_contacts(v.row(p, sphere), sh.radius[sphere], v.mat(R, box), v.row(p, box),
+                                        v.row(sh.size, box), flip, margin, raw)
+        elif kind == BOX_BOX:
+            count = box_box_contacts(v.mat(R, a), v.row(p, a), v.row(sh.size, a), v.mat(R, b), v.row(p, b),
+                                     v.row(sh.size, b), margin, raw, ws.polys)
+        else:
+            count = _convex_pair(sh, ws, k, a, b, pairs.manifold[k], margin)
+            if count < 0:
+                ws.fcl_pairs[nf] = k
+                nf += 1
+                continue
+        nc = append_reduced(raw, count, k, nc, n_max, merge_distance, ws.uv, ws.selected, ws.work,
+                            ws.point, ws.normal, ws.depth, ws.pair)
+    return nc, nf
+
+
+@njit(cache=True, nogil=True)
+def _convex_pair(sh, ws, k, a, b, manifold, margin):
+    """Raw contacts of a CONVEX pair from GJK on the cores, or -1 when FCL must decide.
+
+    With core witness points x_A, x_B at distance d and swept radii r_A, r_B: n = (x_A - x_B)/d,
+    gap s = d - r_A - r_B, surface points x_A - r_A n and x_B + r_B n.  A separating axis found by GJK is
+    kept per pair and tried first at the next step (it usually still separates: two support points instead
+    of a GJK run); it only ever skips pairs that are apart, so the contacts do not depend on it.
+    """
+    A, B = _shape(sh, ws.R, ws.p, a), _shape(sh, ws.R, ws.p, b)
+    if obb_separated(v.transform(A[3], A[4], v.row(sh.box_center, a)), A[3], v.row(sh.box_half, a),
+                     v.transform(B[3], B[4], v.row(sh.box_center, b)), B[3], v.row(sh.box_half, b), margin):
+        return 0
+    ra, rb = sh.radius[a], sh.radius[b]
+    if separated_along(A, B, v.row(ws.axis, k), margin + ra + rb):
+        return 0
+    status, d, xa, xb = gjk(A, B, margin + ra + rb, ws.simplex)
+    if status == BEYOND:
+        v.store(ws.axis, k, xa)
+        return 0
+    if status != INTERSECTING and d - ra - rb > margin:
+        v.store(ws.axis, k, v.sub(xa, xb))
+        return 0
+    if status == INTERSECTING or d < 1e-9 or A[0] == MESH or B[0] == MESH:
+        return -1
+    n = v.scale(v.sub(xa, xb), 1.0 / d)
+    s = d - ra - rb
+    mid = v.scale(v.add(v.axpy(-ra, n, xa), v.axpy(rb, n, xb)), 0.5)
+    if manifold:
+        return face_manifold(sh, a, A[3], A[4], b, B[3], B[4], n, margin, mid, -s, ws.raw, ws.polys)
+    return v.emit(ws.raw, 0, mid, n, s)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def append_reduced(raw, count, pair, nc, n_max, merge_distance, uv, selected, work, point, normal, depth, out_pair):
+    """Reduce the ``count`` raw contacts of ``pair`` (reduction.py) and append them to the output at row nc."""
+    m = reduce_manifold(raw, count, n_max, merge_distance, uv, selected, work)
+    for i in range(m):
+        j = selected[i]
+        point[nc, 0], point[nc, 1], point[nc, 2] = raw[j, 0], raw[j, 1], raw[j, 2]
+        normal[nc, 0], normal[nc, 1], normal[nc, 2] = raw[j, 3], raw[j, 4], raw[j, 5]
+        depth[nc] = raw[j, 6]
+        out_pair[nc] = pair
+        nc += 1
+    return nc
+
+
+@njit(cache=True, nogil=True)
+def append_fcl_contacts(sh, ws, pair, a, b, count, manifold, margin, nc, n_max, merge_distance):
+    """Append the ``count`` FCL contacts in ``ws.raw`` of an FCL pair; for polytopes, rebuild the face
+    contact around the normal of the deepest one first (face_manifold)."""
+    if manifold:
+        deepest = 0
+        for i in range(1, count):
+            if ws.raw[i, 6] > ws.raw[deepest, 6]:
+                deepest = i
+        n = (ws.raw[deepest, 3], ws.raw[deepest, 4], ws.raw[deepest, 5])
+        count = face_manifold(sh, a, v.mat(ws.R, a), v.row(ws.p, a), b, v.mat(ws.R, b), v.row(ws.p, b), n, margin,
+                              v.row(ws.raw, deepest), ws.raw[deepest, 6], ws.raw, ws.polys)
+    return append_reduced(ws.raw, count, pair, nc, n_max, merge_distance, ws.uv, ws.selected, ws.work,
+                          ws.point, ws.normal, ws.depth, ws.pair)

@@ -1,0 +1,159 @@
+"""Contact manifold reduction: at most N points per pair that keep the support polygon (thesis L1469: the
+triangle-triangle points of PQP are "heavily redundant and need sorting").
+
+For the raw points of one pair (positions, normals, depths):
+
+1. at most N points: **merge** those closer than ``merge_distance`` (keeping the deepest), keep the rest;
+2. more than N: project them on the plane orthogonal to the mean normal and pick greedily (as Bullet's
+   persistent manifold does for N = 4), then replace each chosen point by the deepest point within
+   ``merge_distance`` of it and drop repeats:
+   * the deepest point (it carries the penetration to correct),
+   * the point farthest from it,
+   * then, while fewer than N are chosen, the point that grows the area of the convex hull of the chosen
+     points the most — a cube resting on a plane keeps its 4 corners, a foot sole its 4 extreme corners.
+     Points that add no area (a line contact) are not taken.
+
+Ties are broken by the lower index, so the result is deterministic.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from engine.collision import _vec as v
+
+
+@njit(cache=True, nogil=True)
+def merge_duplicates(raw, k, merge_distance):
+    """Collapse points closer than ``merge_distance`` into the deepest one, in place in rows of ``raw``
+    (point, normal, depth); returns the new count."""
+    d2 = merge_distance * merge_distance
+    m = 0
+    for j in range(k):
+        merged = False
+        for i in range(m):
+            e = v.sub(v.row(raw, j), v.row(raw, i))
+            if v.dot(e, e) < d2:
+                if raw[j, 6] > raw[i, 6]:
+                    raw[i] = raw[j]
+                merged = True
+                break
+        if not merged:
+            if m != j:
+                raw[m] = raw[j]
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def reduce_manifold(raw, k, n_max, merge_distance, uv, selected, work):
+    """Indices of at most ``n_max`` of the ``k`` contacts in rows of ``raw`` (K, 7) = (point, normal, depth),
+    written to ``selected``; returns their count.
+
+    Few points: duplicates merged (in place), all kept.  Many: greedy choice in O(k N), then the chosen
+    points merged.  ``uv`` (>= k, 2), ``selected`` (>= k,) and ``work`` (>= 2 n_max + 2,) are workspaces.
+    """
+    if k <= n_max:
+        m = merge_duplicates(raw, k, merge_distance)
+        for i in range(m):
+            selected[i] = i
+        return m
+    deepest = 0
+    n = (0.0, 0.0, 0.0)
+    for i in range(k):
+        n = v.add(n, (raw[i, 3], raw[i, 4], raw[i, 5]))
+        if raw[i, 6] > raw[deepest, 6]:
+            deepest = i
+    if v.norm(n) < 1e-9:
+        n = (raw[deepest, 3], raw[deepest, 4], raw[deepest, 5])
+    t1, t2 = v.tangent_basis(v.scale(n, 1.0 / v.norm(n)))
+    for i in range(k):  # coordinates in the tangent plane
+        x = v.row(raw, i)
+        uv[i, 0] = v.dot(x, t1)
+        uv[i, 1] = v.dot(x, t2)
+    selected[0] = deepest
+    far, best = -1, merge_distance * merge_distance
+    for i in range(k):
+        d2 = (uv[i, 0] - uv[deepest, 0]) ** 2 + (uv[i, 1] - uv[deepest, 1]) ** 2
+        if d2 > best:
+            far, best = i, d2
+    if far < 0:
+        return 1
+    selected[1] = far
+    m = _grow(uv, k, selected, 2, n_max, 1e-9 * best, work)
+    return _merge_selected(raw, k, selected, m, merge_distance)
+
+
+@njit(cache=True, nogil=True)
+def _grow(uv, k, selected, m, n_max, min_gain, work):
+    """Add to ``selected[:2]`` the points that grow the hull area the most, while the gain exceeds min_gain.
+
+    Gain of a point x outside the counter-clockwise hull h: the sum over the edges (h_e, h_e+1) that see x
+    of the triangle areas -1/2 (h_e+1 - h_e) x (x - h_e).  ``work`` (>= 2 n_max + 2) holds the hull.
+    """
+    hull, scratch = work[:n_max + 1], work[n_max + 1:]
+    hull[0], hull[1] = selected[0], selected[1]
+    h = 2  # a segment: edges 0 -> 1 and 1 -> 0
+    while m < n_max:
+        pick, best = -1, min_gain
+        for i in range(k):
+            gain = 0.0
+            for e in range(h):
+                t = _turn(uv, hull[e], hull[(e + 1) % h], i)
+                if t < 0.0:
+                    gain -= 0.5 * t
+            if gain > best:
+                pick, best = i, gain
+        if pick < 0:
+            break
+        selected[m] = pick
+        m += 1
+        h = _insert(uv, hull, h, pick, scratch)
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _insert(uv, hull, h, x, scratch):
+    """Insert point x, outside the counter-clockwise hull[:h], into it: the vertices between two edges that
+    see x are dropped and x takes their place; returns the new size."""
+    m = 0
+    for e in range(h):
+        sees_before = _turn(uv, hull[(e - 1) % h], hull[e], x) < 0.0
+        sees_after = _turn(uv, hull[e], hull[(e + 1) % h], x) < 0.0
+        if not (sees_before and sees_after):
+            scratch[m] = hull[e]
+            m += 1
+        if sees_after and not sees_before:
+            scratch[m] = x
+            m += 1
+    hull[:m] = scratch[:m]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _merge_selected(raw, k, selected, m, merge_distance):
+    """Replace each chosen point by the deepest of the ``k`` points within ``merge_distance`` of it, and drop
+    those that then repeat an earlier one; returns the new count."""
+    d2 = merge_distance * merge_distance
+    kept = 0
+    for j in range(m):
+        x, best = v.row(raw, selected[j]), selected[j]
+        for i in range(k):
+            e = v.sub(v.row(raw, i), x)
+            if v.dot(e, e) < d2 and raw[i, 6] > raw[best, 6]:
+                best = i
+        repeated = False
+        for i in range(kept):
+            e = v.sub(v.row(raw, best), v.row(raw, selected[i]))
+            if v.dot(e, e) < d2:
+                repeated = True
+                break
+        if not repeated:
+            selected[kept] = best
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _turn(uv, a, b, c):
+    """z of (b - a) x (c - a): > 0 for a left turn."""
+    return (uv[b, 0] - uv[a, 0]) * (uv[c, 1] - uv[a, 1]) - (uv[b, 1] - uv[a, 1]) * (uv[c, 0] - uv[a, 0])

@@ -1,0 +1,285 @@
+"""The collision world: every collision shape of a universe, the tracked pairs, and the per-step detection
+(thesis seed 000 §2 "Collision detection": proximity or penetration, chosen pairs, contact point reduction).
+
+    world = CollisionWorld(universe.multibodies, universe.statics, universe.materials, CollisionSettings())
+    world.update(placements)     # per multibody: (body_R (nb, 3, 3), body_p (nb, 3)) world placements
+    contacts = world.detect()    # Contacts (contacts.py), margin = settings.margin unless given
+
+Each step: shape placements and bounding boxes, broadphase over the pair list (filtered once at load),
+closed-form narrowphases in numba, FCL for the rest (narrowphase.py), reduction to at most N contacts per pair
+(reduction.py).  Shapes never get re-created: FCL objects only receive their new transform, and only when a
+pair needs them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.collision import _kernels as K
+from engine.collision.contacts import Contacts, ContactTables
+from engine.collision.filters import CollisionObject, PairFilter, candidate_pairs
+from engine.collision.geometry import BOX, CYLINDER, PLANE, POLYTOPES, SPHERE, SWEPT, pack_shapes, shapes_of
+from engine.collision.materials import material_table, pair_material
+from engine.collision.narrowphase import FclNarrowphase
+from engine.dynamics.kinematics import forward_kinematics
+from engine.errors import SimulationError
+from engine.model.model import neutral
+
+
+@dataclass(frozen=True)
+class CollisionSettings:
+    margin: float = 0.0                  # m: gaps up to this are reported as proximity contacts (depth < 0)
+    max_contacts_per_pair: int = 4       # N of the reduction
+    merge_distance: float = 5e-4         # m: closer contacts of a pair merge into one
+    fcl_max_contacts: int = 64           # triangle contacts FCL may return per mesh pair
+    filter: PairFilter = field(default_factory=PairFilter)
+
+    def __post_init__(self):
+        if not (np.isfinite(self.margin) and self.margin >= 0.0):
+            raise ValueError(f"collision margin must be finite and >= 0, got {self.margin}")
+        if not (1 <= self.max_contacts_per_pair <= 64):
+            raise ValueError(f"max_contacts_per_pair must be in 1..64, got {self.max_contacts_per_pair}")
+        if not self.merge_distance >= 0.0:
+            raise ValueError(f"merge_distance must be >= 0, got {self.merge_distance}")
+        object.__setattr__(self, "margin", float(self.margin))
+        object.__setattr__(self, "merge_distance", float(self.merge_distance))
+        object.__setattr__(self, "max_contacts_per_pair", int(self.max_contacts_per_pair))
+
+
+def world_placements(multibody, data):
+    """World placements (R (nb, 3, 3), p (nb, 3)) of the bodies: (R_m, p_m) * oMi (data after kinematics)."""
+    return multibody.R @ data.oMi_R, data.oMi_p @ multibody.R.T + multibody.p
+
+
+def placements_at(multibodies, qs) -> list:
+    """World placements of the bodies of every multibody at configurations ``qs`` (forward kinematics)."""
+    out = []
+    for mb, q in zip(multibodies, qs):
+        data = mb.model.create_data()
+        forward_kinematics(mb.model, data, np.asarray(q, dtype=float))
+        out.append(world_placements(mb, data))
+    return out
+
+
+class CollisionWorld:
+    """Collision shapes, tracked pairs and detection for a set of multibodies and static bodies.
+
+    ``multibodies``: items with ``.name``, ``.model`` and the base placement ``.R``, ``.p`` in the world;
+    ``statics``: items with ``.name`` and ``.geometries`` placed in the world frame.  Only geometries with
+    ``role == "collision"`` are used.
+
+    Public: ``objects`` (CollisionObject), ``geometries`` (Geometry), ``pairs`` (P, 2) tracked shape pairs,
+    ``tables`` (ContactTables: objects, geometries and material of each pair), and ``body_placements[m]``:
+    (R (nb, 3, 3), p (nb, 3)) views of the body placements of multibody m, which a caller may fill in place
+    before ``update()`` instead of passing copies.
+    """
+
+    def __init__(self, multibodies=(), statics=(), materials=None, settings: CollisionSettings | None = None):
+        self.settings = settings or CollisionSettings()
+        self.multibodies = tuple(multibodies)
+        self.body_offset = np.cumsum([0] + [mb.model.nbodies for mb in self.multibodies])
+        self._collect(statics)
+        self.shapes = pack_shapes(self._shape_list, self._slots, self._local_R, self._local_p)
+        self._fcl = FclNarrowphase(self._shape_list, self.settings.fcl_max_contacts)
+        self._step = 0
+        self._allocate(len(self._shape_list))
+        K.place_shapes(self.shapes, self._ws_for(0), False)  # fixed shapes: placed once
+        o = self.body_offset
+        self.body_placements = [(self._buffers["body_R"][o[m]:o[m + 1]], self._buffers["body_p"][o[m]:o[m + 1]])
+                                for m in range(len(self.multibodies))]
+        self.material_table = material_table(materials)
+        pairs, forced = candidate_pairs(self.objects, self.settings.filter)
+        if self.settings.filter.exclude_neutral:
+            pairs = self._without_neutral_contacts(pairs, forced)
+        self._set_pairs(self._shape_pairs(pairs), self.material_table)
+
+    # ----- construction -------------------------------------------------------------------------------------
+
+    def _collect(self, statics):
+        """Objects, geometries and their shapes, with the body slot and local placement of each shape."""
+        objects, geometries, shape_object, shape_geometry = [], [], [], []
+        self._shape_list, self._slots, self._local_R, self._local_p = [], [], [], []
+
+        def add(obj, geoms, slot, place):
+            pieces = [(g, s) for g in geoms for s in shapes_of(g, obj.mobile)]
+            if not pieces:
+                return
+            objects.append(obj)
+            for g, s in pieces:
+                if not geometries or geometries[-1] is not g:
+                    geometries.append(g)
+                R, p = place(g)
+                self._shape_list.append(s)
+                self._slots.append(slot)
+                self._local_R.append(R)
+                self._local_p.append(p)
+                shape_object.append(len(objects) - 1)
+                shape_geometry.append(len(geometries) - 1)
+
+        for m, mb in enumerate(self.multibodies):
+            model = mb.model
+            coll = [g for g in model.geometries if g.role == "collision"]
+            base = [g for g in coll if g.body < 0]
+            add(CollisionObject(f"{mb.name}/{_base_name(model)}", m, -1, False), base, -1,
+                lambda g, mb=mb: (mb.R @ g.R, mb.R @ g.p + mb.p))
+            for b in range(model.nbodies):
+                add(CollisionObject(f"{mb.name}/{model.body_name[b]}", m, b, True, int(model.body_parent[b])),
+                    [g for g in coll if g.body == b], self.body_offset[m] + b, lambda g: (g.R, g.p))
+        for k, st in enumerate(statics):
+            add(CollisionObject(st.name, -1, k, False), [g for g in st.geometries if g.role == "collision"], -1,
+                lambda g: (g.R, g.p))
+        self.objects, self.geometries = tuple(objects), tuple(geometries)
+        self.shape_object = np.array(shape_object, dtype=np.int64)
+        self.shape_geometry = np.array(shape_geometry, dtype=np.int64)
+
+    def _allocate(self, nshapes):
+        """The workspace arrays that do not depend on the pair list."""
+        kmax = max([len(s.vertices) for s in self._shape_list] + [0]) + self.settings.fcl_max_contacts + 64
+        nmax = self.settings.max_contacts_per_pair
+        nbodies = int(self.body_offset[-1])
+        self._buffers = {
+            "body_R": np.tile(np.eye(3), (nbodies, 1, 1)), "body_p": np.zeros((nbodies, 3)),
+            "R": np.zeros((nshapes, 3, 3)), "p": np.zeros((nshapes, 3)), "lo": np.zeros((nshapes, 3)),
+            "hi": np.zeros((nshapes, 3)), "raw": np.zeros((kmax, 7)), "polys": np.zeros((3, kmax, 3)),
+            "uv": np.zeros((kmax, 2)), "selected": np.zeros(kmax, dtype=np.int64),
+            "work": np.zeros(2 * (nmax + 1), dtype=np.int64)}
+
+    def _ws_for(self, npairs):
+        """A Workspace on the shared arrays with outputs sized for ``npairs`` pairs."""
+        nmax = self.settings.max_contacts_per_pair
+        return K.Workspace(**self._buffers, point=np.zeros((npairs * nmax, 3)), normal=np.zeros((npairs * nmax, 3)),
+                           depth=np.zeros(npairs * nmax), pair=np.zeros(npairs * nmax, dtype=np.int64),
+                           fcl_pairs=np.zeros(npairs, dtype=np.int64), simplex=np.zeros((3, 4, 3)),
+                           axis=np.zeros((npairs, 3)))
+
+    def _shape_pairs(self, object_pairs):
+        """Shape pairs (a, b, kind) of the object pairs, in object-pair order; the plane is always B."""
+        by_object = [[] for _ in self.objects]
+        for s, o in enumerate(self.shape_object):
+            by_object[o].append(s)
+        kinds = self.shapes.kind
+        out = []
+        for i, j in object_pairs:
+            for a in by_object[i]:
+                for b in by_object[j]:
+                    if kinds[a] == PLANE and kinds[b] == PLANE:
+                        continue
+                    if kinds[a] == PLANE:
+                        a, b = b, a
+                    out.append((a, b, _pair_kind(kinds[a], kinds[b])))
+        return out
+
+    def _set_pairs(self, shape_pairs, table):
+        arr = np.array(shape_pairs, dtype=np.int64).reshape(-1, 3)
+        self.pairs = arr[:, :2].copy()
+        kind = self.shapes.kind
+        clipped = POLYTOPES + SWEPT + (CYLINDER,)  # shapes with an incident feature (_manifold._incident)
+        manifold = np.array([(kind[a] in POLYTOPES or kind[b] in POLYTOPES) and kind[a] in clipped
+                             and kind[b] in clipped for a, b in self.pairs], dtype=bool)
+        self.pair_arrays = K.PairArrays(a=arr[:, 0].copy(), b=arr[:, 1].copy(), kind=arr[:, 2].copy(),
+                                        manifold=manifold)
+        mats = np.array([pair_material(table, self.geometries[self.shape_geometry[a]].material,
+                                       self.geometries[self.shape_geometry[b]].material) for a, b in self.pairs],
+                        dtype=float).reshape(-1, 2)
+        self.tables = ContactTables(
+            pair_object=_frozen(self.shape_object[self.pairs].reshape(-1, 2)),
+            pair_geometry=_frozen(self.shape_geometry[self.pairs].reshape(-1, 2)),
+            pair_mu=_frozen(mats[:, 0]), pair_restitution=_frozen(mats[:, 1]),
+            object_multibody=_frozen(np.array([o.multibody for o in self.objects], dtype=np.int64)),
+            object_body=_frozen(np.array([o.body for o in self.objects], dtype=np.int64)))
+        self.workspace = self._ws_for(len(self.pairs))
+        s = self.settings
+        self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, 0.0,
+                              s.max_contacts_per_pair, s.merge_distance)
+
+    def _without_neutral_contacts(self, object_pairs, forced):
+        """Drop the same-multibody pairs already in contact (within neutral_margin) in the neutral pose."""
+        own = [(i, j) for i, j in object_pairs if (i, j) not in forced
+               and self.objects[i].multibody == self.objects[j].multibody >= 0]
+        if not own:
+            return object_pairs
+        self._set_pairs(self._shape_pairs(own), self.material_table)
+        self.update(placements_at(self.multibodies, [neutral(mb.model) for mb in self.multibodies]))
+        contacts = self.detect(self.settings.filter.neutral_margin)
+        touching = {(int(i), int(j)) for i, j in zip(contacts.object_a, contacts.object_b)}
+        return [p for p in object_pairs if p not in touching]
+
+    # ----- per step -----------------------------------------------------------------------------------------
+
+    def update(self, placements=None):
+        """Take the world placements of the bodies: one ``(R (nb, 3, 3), p (nb, 3))`` per multibody (copied),
+        or, without argument, those the caller wrote into the views ``body_placements`` (no copy)."""
+        ws = self.workspace
+        if placements is None:
+            self._step += 1
+            return
+        if len(placements) != len(self.multibodies):
+            raise ValueError(f"update needs the placements of {len(self.multibodies)} multibodies, "
+                             f"got {len(placements)}")
+        if len(placements):
+            try:
+                np.concatenate([pl[0] for pl in placements], axis=0, out=ws.body_R)
+                np.concatenate([pl[1] for pl in placements], axis=0, out=ws.body_p)
+            except ValueError as exc:
+                sizes = [mb.model.nbodies for mb in self.multibodies]
+                raise ValueError(f"placements must be (R (nb, 3, 3), p (nb, 3)) per multibody with nb = {sizes}: "
+                                 f"{exc}") from exc
+        self._step += 1
+
+    def detect(self, margin: float | None = None) -> Contacts:
+        """Contacts of all tracked pairs at the last ``update`` (proximity contacts up to ``margin``)."""
+        s = self.settings
+        if margin is None:
+            margin = s.margin
+        elif not 0.0 <= margin < np.inf:
+            raise ValueError(f"collision margin must be finite and >= 0, got {margin}")
+        ws = self.workspace
+        nc, nf = self._detect(self.shapes, self.pair_arrays, ws, float(margin), s.max_contacts_per_pair,
+                              s.merge_distance)
+        if nc < 0:
+            self._raise_non_finite()
+        if nf:
+            native = nc
+            nc = self._fcl.run(self.shapes, self.pair_arrays, ws, nf, nc, self._step, margin,
+                               s.max_contacts_per_pair, s.merge_distance)
+            if nc > native:  # FCL pairs come after the native ones: back to pair order
+                order = np.argsort(ws.pair[:nc], kind="stable")
+                return Contacts(ws.point[order], ws.normal[order], ws.depth[order], ws.pair[order], self.tables)
+        return Contacts(ws.point[:nc].copy(), ws.normal[:nc].copy(), ws.depth[:nc].copy(), ws.pair[:nc].copy(),
+                        self.tables)
+
+    def _raise_non_finite(self):
+        ws = self.workspace
+        bad = ~np.isfinite(ws.body_p).all(axis=1) | ~np.isfinite(ws.body_R).all(axis=(1, 2))
+        names = sorted({self.multibodies[int(np.searchsorted(self.body_offset, b, side="right")) - 1].name
+                        for b in np.flatnonzero(bad)})
+        raise SimulationError("non-finite body placement given to collision detection", value=names)
+
+    def object_name(self, i: int) -> str:
+        return self.objects[i].name
+
+
+def _pair_kind(ka, kb) -> int:
+    if kb == PLANE:
+        return K.HALFSPACE
+    if ka in SWEPT and kb in SWEPT:
+        return K.SWEPT
+    if {ka, kb} == {SPHERE, BOX}:
+        return K.SPHERE_BOX
+    if ka == BOX and kb == BOX:
+        return K.BOX_BOX
+    return K.CONVEX
+
+
+def _base_name(model) -> str:
+    """Name of the link that is the multibody's base frame (the first frame on body -1), else 'base'."""
+    for name, body in zip(model.frame_name, model.frame_body):
+        if body < 0:
+            return name
+    return "base"
+
+
+def _frozen(a):
+    a.flags.writeable = False
+    return a
