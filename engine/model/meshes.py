@@ -42,6 +42,17 @@ def convex_decomposition(path, scale=(1.0, 1.0, 1.0)) -> tuple:
     return _decomposition(*_key(path, scale))
 
 
+def _read_vrml(path):
+    """AMELIF's VRML meshes (engine.model.vrml), as a trimesh with the file's diffuse colour."""
+    import trimesh
+
+    from engine.model.vrml import read_vrml
+    vertices, faces, rgba = read_vrml(path)
+    mesh = trimesh.Trimesh(vertices, faces, process=False)
+    mesh.visual.face_colors = np.array(rgba) * 255
+    return mesh
+
+
 def _key(path, scale):
     scale = tuple(float(s) for s in np.broadcast_to(np.asarray(scale, dtype=float), (3,)))
     if not all(np.isfinite(scale)) or any(s == 0.0 for s in scale):
@@ -55,7 +66,9 @@ def _load(path: str, scale: tuple):
     if not Path(path).is_file():
         raise ModelError("mesh file not found", path)
     try:
-        loaded = trimesh.load(path)
+        loaded = _read_vrml(path) if path.lower().endswith(".wrl") else trimesh.load(path)
+    except ModelError:
+        raise
     except Exception as exc:  # trimesh raises many types for unreadable files; report them all the same way
         raise ModelError(f"cannot read mesh ({type(exc).__name__}: {exc})", path) from exc
     mesh = _single_mesh(loaded, path)

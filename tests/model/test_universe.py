@@ -101,3 +101,11 @@ def test_urdf_alone_is_dropped_on_the_ground():
     (robot,) = u.multibodies
     assert robot.model.joints[0].nq == 7 and robot.q0[2] > 0.0
     assert u.statics[0].geometries[0].kind == "plane"
+
+
+def test_vrml_meshes_load_through_the_mesh_loader():
+    """AMELIF's .wrl files go through the same cached loader as STL/DAE (collision and drawing)."""
+    from engine.model.meshes import load_mesh
+    mesh = load_mesh(SCENES / "AFResources/vrml/decor_vrml/groundBlueLight.wrl")
+    np.testing.assert_allclose(mesh.bounds, [[-2.0, -2.0, -0.02], [2.0, 2.0, 0.02]])
+    assert mesh.is_watertight and mesh.volume == pytest.approx(4.0 * 4.0 * 0.04)
