@@ -1,0 +1,196 @@
+"""Recording a run: a ring buffer of states, contact forces and device inputs; .npz files; video export.
+
+Every ``stride``-th step the physics thread appends the Simulation's State (with whatever the engine keeps in
+it, warm starts and plugin states, so that a run resumed from a recorded frame continues as the original did),
+its contacts and the external wrenches the user or a device applied. The buffer keeps the newest ``capacity``
+frames. A recording saved to .npz holds plain arrays (per multibody q and v; contacts padded to the largest
+count of a frame) and loads back into the same frames (plugin states are not saved: a loaded recording
+replays, and a run resumed from it starts its plugins afresh).
+"""
+from __future__ import annotations
+
+import shutil
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.state import ActiveContacts, State
+
+FORMAT = "articula-recording-1"
+
+
+@dataclass(frozen=True)
+class RecordedFrame:
+    state: State
+    contacts: ActiveContacts
+    external: tuple    # (multibody, body, wrench_world (6,), point_world (3,)) applied during the step
+
+
+class Recorder:
+    """Thread-safe ring buffer of ``RecordedFrame``s (the physics thread writes, the GUI reads)."""
+
+    def __init__(self, capacity: int = 20000, stride: int = 1):
+        if capacity < 1 or stride < 1:
+            raise ValueError(f"a recorder needs capacity >= 1 and stride >= 1, got {capacity}, {stride}")
+        self.capacity, self.stride = int(capacity), int(stride)
+        self._frames: deque = deque(maxlen=self.capacity)
+        self._lock = threading.Lock()
+
+    def append(self, sim):
+        """Record the simulation's current step (every ``stride``-th step, and always step 0)."""
+        if sim.step_count % self.stride:
+            return
+        external = tuple((m, b, w.copy(), x.copy()) for (m, b), (w, x) in sim.external.items())
+        with self._lock:
+            self._frames.append(RecordedFrame(sim.state, sim.contacts, external))
+
+    def clear(self):
+        with self._lock:
+            self._frames.clear()
+
+    def __len__(self):
+        return len(self._frames)
+
+    def frame(self, index: int) -> RecordedFrame:
+        with self._lock:
+            return self._frames[index]
+
+    def frames(self) -> list:
+        with self._lock:
+            return list(self._frames)
+
+    def times(self) -> np.ndarray:
+        with self._lock:
+            return np.array([f.state.t for f in self._frames])
+
+    def index_at(self, t: float) -> int:
+        """Index of the last frame recorded at or before time ``t`` (0 when ``t`` is before the first)."""
+        return max(int(np.searchsorted(self.times(), t, side="right")) - 1, 0)
+
+    def truncate_after(self, step: int):
+        """Forget the frames after ``step`` (the run goes on from an earlier frame: its future changes)."""
+        with self._lock:
+            while self._frames and self._frames[-1].state.step > step:
+                self._frames.pop()
+
+    # ---- files -----------------------------------------------------------------------------------------
+    def save(self, path, source: str = "", multibodies=()):
+        """Write the frames to a compressed .npz (``multibodies``: names, for the reader)."""
+        frames = self.frames()
+        if not frames:
+            raise ValueError("the recording is empty: nothing to save")
+        arrays = {"format": FORMAT, "source": str(source), "multibodies": np.array(list(multibodies), dtype=str),
+                  "t": np.array([f.state.t for f in frames]), "step": np.array([f.state.step for f in frames])}
+        for m in range(len(frames[0].state.q)):
+            arrays[f"q{m}"] = np.stack([f.state.q[m] for f in frames])
+            arrays[f"v{m}"] = np.stack([f.state.v[m] for f in frames])
+        arrays.update(_contact_arrays([f.contacts for f in frames]))
+        arrays.update(_external_arrays([f.external for f in frames]))
+        np.savez_compressed(path, **arrays)
+
+    @staticmethod
+    def load(path, capacity: int | None = None) -> "Recorder":
+        """The frames of a .npz written by ``save``; ``ValueError`` naming the file if it is not one."""
+        path = Path(path)
+        try:
+            data = np.load(path, allow_pickle=False)
+            if str(data["format"]) != FORMAT:
+                raise ValueError(f"format {str(data['format'])!r}, expected {FORMAT!r}")
+            frames = _frames_from(data)
+        except (OSError, KeyError, ValueError) as exc:
+            raise ValueError(f"{path}: not an Articula recording ({exc})") from exc
+        recorder = Recorder(capacity or max(len(frames), 1))
+        recorder._frames.extend(frames)
+        return recorder
+
+
+def _contact_arrays(contacts) -> dict:
+    """Contacts of every frame padded to the largest count; body names as indices into ``contact_names``."""
+    n = max([len(c) for c in contacts] + [0])
+    names = sorted({name for c in contacts for name in c.body_a + c.body_b})
+    index = {name: i for i, name in enumerate(names)}
+    out = {"contact_count": np.array([len(c) for c in contacts]), "contact_names": np.array(names, dtype=str)}
+    for field, width in (("point", 3), ("normal", 3), ("force", 3), ("depth", 0), ("mu", 0)):
+        padded = np.zeros((len(contacts), n, width) if width else (len(contacts), n))
+        for k, c in enumerate(contacts):
+            padded[k, :len(c)] = getattr(c, field)
+        out[f"contact_{field}"] = padded
+    for side in ("body_a", "body_b"):
+        padded = np.full((len(contacts), n), -1)
+        for k, c in enumerate(contacts):
+            padded[k, :len(c)] = [index[name] for name in getattr(c, side)]
+        out[f"contact_{side}"] = padded
+    return out
+
+
+def _external_arrays(externals) -> dict:
+    frames, n = len(externals), max([len(e) for e in externals] + [0])
+    out = {"external_count": np.array([len(e) for e in externals]), "external_body": np.full((frames, n, 2), -1),
+           "external_wrench": np.zeros((frames, n, 6)), "external_point": np.zeros((frames, n, 3))}
+    for k, entries in enumerate(externals):
+        for j, (m, b, w, x) in enumerate(entries):
+            out["external_body"][k, j] = (m, b)
+            out["external_wrench"][k, j], out["external_point"][k, j] = w, x
+    return out
+
+
+def _frames_from(data) -> list:
+    nmb = len([k for k in data.files if k.startswith("q") and k[1:].isdigit()])
+    names = [str(s) for s in data["contact_names"]]
+    frames = []
+    for k in range(len(data["t"])):
+        state = State.capture(data["t"][k], data["step"][k], [data[f"q{m}"][k] for m in range(nmb)],
+                              [data[f"v{m}"][k] for m in range(nmb)])
+        nc = int(data["contact_count"][k])
+        contacts = ActiveContacts(*(_frozen(data[f"contact_{f}"][k, :nc]) for f in ("point", "normal", "force", "depth",
+                                                                              "mu")),
+                            body_a=tuple(names[i] for i in data["contact_body_a"][k, :nc]),
+                            body_b=tuple(names[i] for i in data["contact_body_b"][k, :nc]))
+        ne = int(data["external_count"][k])
+        external = tuple((int(m), int(b), data["external_wrench"][k, j].copy(), data["external_point"][k, j].copy())
+                         for j, (m, b) in enumerate(data["external_body"][k, :ne]))
+        frames.append(RecordedFrame(state, contacts, external))
+    return frames
+
+
+def _frozen(a):
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+# ---- video ------------------------------------------------------------------------------------------------
+def video_unavailable(path) -> str | None:
+    """Why a video cannot be written to ``path``, in plain words, or None when it can.
+
+    GIF goes through imageio's Pillow plugin; MP4 (and other movie formats) need ffmpeg, which imageio runs
+    through the ``imageio-ffmpeg`` package (it ships the binary; ``IMAGEIO_FFMPEG_EXE`` may name another)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".gif":
+        return None
+    if suffix not in (".mp4", ".avi", ".mkv", ".mov", ".webm"):
+        return f"cannot write a video as '{suffix or path}': use .mp4 or .gif"
+    try:
+        import imageio_ffmpeg
+        exe = imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError):
+        exe = None
+    if exe is None or not (Path(exe).is_file() or shutil.which(exe)):
+        return ("MP4 video export needs ffmpeg, which was not found: install it with "
+                "'pip install imageio-ffmpeg', or export a .gif instead")
+    return None
+
+
+def write_video(path, images, fps: float):
+    """Write RGB(A) uint8 images (h, w, 3|4) as a video; ``RuntimeError`` with the reason when unavailable."""
+    reason = video_unavailable(path)
+    if reason:
+        raise RuntimeError(reason)
+    import imageio.v2 as imageio
+    kwargs = {"duration": 1000.0 / fps, "loop": 0} if Path(path).suffix.lower() == ".gif" else {"fps": fps}
+    with imageio.get_writer(str(path), **kwargs) as writer:
+        for image in images:
+            writer.append_data(np.ascontiguousarray(image[..., :3]))

@@ -1,0 +1,108 @@
+"""The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques,
+contact forces per body, energy, centre of mass and ZMP.
+
+* Centre of mass of a multibody: c = sum_i m_i (R_i c_i + p_i) / sum_i m_i (body CoMs in the world).
+* ZMP on flat ground: the centre of pressure of the contact forces whose normal is within 45 degrees of the
+  vertical, p_zmp = sum_k f_n,k p_k / sum_k f_n,k (the two coincide for coplanar contacts).
+* Contact forces on a body: the normal part f_n = f . n and the tangential part |f - f_n n|, summed over the
+  contacts that involve it (the force on body b is -f along -n, so f_n is the same for both bodies).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from engine import JointType
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A plottable scalar: ``group`` (for the tree of signals), ``name``, ``unit`` and ``value(snapshot)``."""
+
+    group: str
+    name: str
+    unit: str
+    value: Callable
+
+    @property
+    def key(self) -> str:
+        return f"{self.group}/{self.name}"
+
+
+def catalogue(universe, snapshot) -> list:
+    """Every signal the universe offers, grouped by multibody, then contacts and energy (joint torques when
+    the snapshot carries them)."""
+    signals = [Signal("energy", "kinetic", "J", lambda s: s.energy[0]),
+               Signal("energy", "potential", "J", lambda s: s.energy[1]),
+               Signal("energy", "total", "J", lambda s: s.energy[0] + s.energy[1])]
+    for m, mb in enumerate(universe.multibodies):
+        signals += _multibody_signals(m, mb, with_torques=hasattr(snapshot, "tau"))
+    bodies = [f"{mb.name}/{name}" for mb in universe.multibodies for name in mb.model.body_name]
+    for name in bodies + [s.name for s in universe.statics]:
+        signals += [Signal(f"contact/{name}", "normal force", "N", _contact_force(name, normal=True)),
+                    Signal(f"contact/{name}", "tangential force", "N", _contact_force(name, normal=False))]
+    signals.append(Signal("contact", "count", "", lambda s: float(len(s.contacts))))
+    return signals
+
+
+def _multibody_signals(m, mb, with_torques: bool) -> list:
+    model, out = mb.model, []
+    for joint in model.joints:
+        if joint.type == JointType.FREE:
+            out += [Signal(f"{mb.name}/base", axis, "m", _entry("q", m, joint.idx_q + k))
+                    for k, axis in enumerate("xyz")]
+        if joint.type in (JointType.REVOLUTE, JointType.PRISMATIC):
+            unit = "rad" if joint.type == JointType.REVOLUTE else "m"
+            out += [Signal(f"{mb.name}/q", joint.name, unit, _entry("q", m, joint.idx_q)),
+                    Signal(f"{mb.name}/v", joint.name, unit + "/s", _entry("v", m, joint.idx_v))]
+            if with_torques:
+                out.append(Signal(f"{mb.name}/tau", joint.name, "N m" if unit == "rad" else "N",
+                                  _entry("tau", m, joint.idx_v)))
+    for axis, k in (("x", 0), ("y", 1), ("z", 2)):
+        out.append(Signal(f"{mb.name}/centre of mass", axis, "m",
+                          lambda s, k=k: centre_of_mass(model, s.body_R[m], s.body_p[m])[k]))
+    for axis, k in (("x", 0), ("y", 1)):
+        out.append(Signal(f"{mb.name}/ZMP", axis, "m", lambda s, k=k: zmp(s.contacts, f"{mb.name}/")[k]))
+    return out
+
+
+def _entry(field, m, index):
+    return lambda snapshot: float(getattr(snapshot, field)[m][index])
+
+
+def centre_of_mass(model, R, p) -> np.ndarray:
+    """World centre of mass of a multibody from its body placements R (nb, 3, 3), p (nb, 3)."""
+    mass = model.body_mass
+    body_com = np.einsum("nij,nj->ni", R, model.body_com) + p
+    return mass @ body_com / mass.sum()
+
+
+def zmp(contacts, prefix: str = "") -> np.ndarray:
+    """Centre of pressure (x, y, z) of the near-vertical contact forces on bodies named ``prefix...`` (the
+    collision names a multibody's bodies "multibody/body"); NaN without such a contact."""
+    normal = np.asarray(contacts.normal, float).reshape(-1, 3)
+    ours = np.array([a.startswith(prefix) or b.startswith(prefix) for a, b in zip(contacts.body_a, contacts.body_b)],
+                    dtype=bool).reshape(-1)
+    vertical = (np.abs(normal[:, 2]) > np.sqrt(0.5)) & ours
+    fn = np.abs(np.einsum("ni,ni->n", np.asarray(contacts.force, float).reshape(-1, 3), normal))[vertical]
+    if fn.sum() <= 0.0:
+        return np.full(3, np.nan)
+    return fn @ np.asarray(contacts.point, float).reshape(-1, 3)[vertical] / fn.sum()
+
+
+def contact_forces_on(contacts, name: str):
+    """(normal, tangential) force magnitudes summed over the contacts that involve body ``name``."""
+    involved = np.array([a == name or b == name for a, b in zip(contacts.body_a, contacts.body_b)], dtype=bool)
+    if not involved.any():
+        return 0.0, 0.0
+    f = np.asarray(contacts.force, float)[involved]
+    n = np.asarray(contacts.normal, float)[involved]
+    fn = np.einsum("ni,ni->n", f, n)
+    tangential = np.linalg.norm(f - fn[:, None] * n, axis=1)
+    return float(fn.sum()), float(tangential.sum())
+
+
+def _contact_force(name, normal: bool):
+    return lambda s: contact_forces_on(s.contacts, name)[0 if normal else 1]
