@@ -1,8 +1,6 @@
 """The joint-space inertia (mass) matrix by the composite-rigid-body (backward) recurrence."""
 from __future__ import annotations
 
-import numpy as np
-
 from engine.dynamics._kernels import crba as _k
 from engine.dynamics.inputs import REFUSED, RETRY, rerun, wrong_data
 
@@ -17,17 +15,16 @@ def crba(model, data, q):
     M[k, k] += alpha^2 j_m (the term the printed a_nn omits, L243) and the rotor's momentum alpha j_m eps,
     carried by the parent body, couples dof k with every dof supporting that body.
 
-    ``data.M`` is the returned array (a new one at each call).
+    Returns ``data.M`` itself, as Pinocchio does: no allocation; the next call overwrites it (copy to keep).
     """
     pack = data.model_pack
     if pack.owner is not model:
         wrong_data(model, data)
-    M = np.empty((model.nv, model.nv))  # filled by the kernel: cheaper than copying a workspace
+    M = data.M
     try:
         status = _k.crba(pack.mi, pack.mf, data.ws, data.wd, q, M)
     except REFUSED:
         status = RETRY
     if status:
         rerun(_k.crba, model, (pack.mi, pack.mf, data.ws, data.wd), dict(q=q), (M,))
-    data.M = M
     return M

@@ -32,7 +32,7 @@ class Data:
         self.a_gf = ws[:, P.WS_A_GF:P.WS_A_GF + 6]  # the same with the base accelerating at -gravity
         self.f = ws[:, P.WS_F:P.WS_F + 6]        # joint wrenches: parent on the subtree, body frame (N, N m)
         self.tau = np.zeros(nv)                  # rnea output
-        self.M = np.zeros((nv, nv))              # crba output (rebound to its result at each call)
+        self.M = np.zeros((nv, nv))              # crba output (overwritten at each call)
         self.ddq = np.zeros(nv)                  # aba output
         self.J = np.zeros((6, nv))               # Jacobian output (frame: 6 rows; point and com: 3)
         self.out = np.zeros(6)                   # small outputs (com, momentum, accelerations)

@@ -82,7 +82,7 @@ def test_slightly_off_unit_quaternion_is_normalised_with_a_warning(solo):
     model, data, q, v = solo
     q[3:7] = np.array([0.1, -0.2, 0.3, 0.9])
     q[3:7] /= np.linalg.norm(q[3:7])
-    expected = crba(model, data, q)
+    expected = crba(model, data, q).copy()
     with pytest.warns(RuntimeWarning, match=r"q\[3:7\] \(quaternion of joint 'root_joint'\) has norm 1.0005"):
         off = crba(model, data, q * np.r_[1, 1, 1, 1.0005, 1.0005, 1.0005, 1.0005, np.ones(12)])
     np.testing.assert_allclose(off, expected, rtol=1e-12, atol=1e-12)

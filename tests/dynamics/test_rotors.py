@@ -154,7 +154,7 @@ def test_rnea_satisfies_lagrange_equations_with_gyroscopic_rotors():
     def T(q_, v_):
         return kinetic_energy(geared, data, q_, v_)
 
-    Mdot_v = (crba(geared, data, q + h * v) - crba(geared, data, q - h * v)) @ v / (2 * h)
+    Mdot_v = (crba(geared, data, q + h * v).copy() - crba(geared, data, q - h * v)) @ v / (2 * h)
     dT_dq = np.array([(T(q + h * e, v) - T(q - h * e, v)) / (2 * h) for e in np.eye(6)])
     close(rnea(geared, data, q, v, np.zeros(6), gravity=np.zeros(3)), Mdot_v - dT_dq, 1e-6)
 
