@@ -1,6 +1,6 @@
 """Constraint-based contact benchmarks (issue 5 point 8), one function per part.
 
-    python bench/contact.py [--part a] [--rounds 200]
+    python bench/contact.py [--part a|b|c] [--rounds 200]
 
 (a) The Delassus operator Λ = J M⁻¹ Jᵀ by the thesis's three methods (seed 000 §3.2, Fig 3.12) on Talos
     (example-robot-data, floating base) standing: 2 feet × 4 points (m = 8, as HRP-2 in the thesis), and the
@@ -10,25 +10,38 @@
     "full": the call computes the articulated inertias (IA, D, U at q); "reuse": it takes them from the free
     dynamics' ABA at the same q (``reuse_aba=True``), as Algs. 3-5 take S, I, H as data.  Calls are
     interleaved across methods (rounds × batches of 20), times are per call, medians over rounds.
+(b) A full 1 ms step of Talos standing on a ground plane (floating base, the half-sitting posture of
+    scenes/default.xml, ``stance-pd`` kp = 2000, kd = 20), ours against pybullet on the same URDF and ground in the
+    same run: pybullet DIRECT, setTimeStep(0.001), driven by the same controller's torques (TORQUE_CONTROL) or
+    holding the posture with its POSITION_CONTROL motors.  Steps are interleaved in blocks of 100 between the
+    engines; per-step medians, our per-stage breakdown (``sim.timer``) and the feet drift of each engine.
+(c) k = 1 … 30 cubes resting on the ground: k separate collision groups (cost linear in k) against the same k
+    cubes side by side, touching, in one group.  Per-step medians.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import tempfile
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from time import perf_counter
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 import engine                                                           # noqa: E402
 from engine.contact import opcount                                      # noqa: E402
 from engine.contact.delassus import BlockMaps, choose_method, delassus  # noqa: E402
 from engine.dynamics import aba, forward_kinematics, frame_jacobian     # noqa: E402
+from engine.control.stance import StancePD                              # noqa: E402
 from engine.model.paths import example_robot_data_dir                   # noqa: E402
+from engine.model.universe_xml import load_universe                     # noqa: E402
+from engine.simulation import Simulation                                # noqa: E402
 from engine.spatial import skew                                         # noqa: E402
 
 METHODS = ("test-force", "chang-khatib", "thesis", "auto", "dense")  # dense last: it flushes the caches
@@ -138,13 +151,185 @@ def part_a(rounds):
                   f"chang-khatib / thesis = {us['chang-khatib', reuse] / us['thesis', reuse]:.2f}x")
 
 
+# ---- (b) a full step of Talos standing, ours against pybullet --------------------------------------------------
+
+TALOS_URDF = "talos_data/robots/talos_reduced.urdf"
+TALOS_SCENE = """<Universe name="talos-standing">
+  <Settings><TimeStep>0.001</TimeStep><Solver name="gauss-seidel-newton" tolerance="1e-6" max_iterations="100"/>
+    <Contact margin="0.005" max_points="4" correction="baumgarte" erp="0.2" slop="0.0005"/></Settings>
+  <Material name="floor" friction="0.9" restitution="0.0"/>
+  <MultiBody name="talos"><File>{urdf}</File><FloatingBase>true</FloatingBase><Material>floor</Material>
+    {joints}</MultiBody>
+  <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body>
+  <Controller plugin="stance-pd" target="talos" kp="2000" kd="20"/>
+</Universe>
+"""
+BLOCK = 100  # steps per engine before switching to the other one
+
+
+def talos_simulation(tmp):
+    """Our Talos on the ground, in the half-sitting posture of scenes/default.xml."""
+    talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
+    joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
+    path = Path(tmp) / "talos.xml"
+    path.write_text(TALOS_SCENE.format(urdf=example_robot_data_dir() / TALOS_URDF, joints=joints))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Simulation(load_universe(path))
+
+
+class BulletTalos:
+    """The same URDF, posture and ground in pybullet (DIRECT, 1 ms): ``torque`` applies the torques of the same
+    ``stance-pd`` controller, ``position`` holds q0 with pybullet's POSITION_CONTROL motors (effort limits)."""
+
+    def __init__(self, sim, mode):
+        import pybullet as pb
+        import pybullet_data
+        self.pb, self.mode, run = pb, mode, sim.runs[0]
+        self.c = c = pb.connect(pb.DIRECT)
+        pb.setAdditionalSearchPath(str(example_robot_data_dir().parent.parent), physicsClientId=c)
+        pb.setGravity(0, 0, -9.81, physicsClientId=c)
+        pb.setTimeStep(0.001, physicsClientId=c)
+        pb.loadURDF(str(Path(pybullet_data.getDataPath()) / "plane.urdf"), physicsClientId=c)
+        q0, model = run.instance.q0, run.model
+        self.robot = pb.loadURDF(str(example_robot_data_dir() / TALOS_URDF), q0[:3], q0[3:7],
+                                 flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        index = {pb.getJointInfo(self.robot, j, physicsClientId=c)[1].decode(): j
+                 for j in range(pb.getNumJoints(self.robot, physicsClientId=c))}
+        self.map = [(index[j.name], j.idx_q, j.idx_v) for j in model.joints if j.nv == 1 and j.name in index]
+        self.joints = [j for j, _, _ in self.map]
+        for j, iq, _ in self.map:
+            pb.resetJointState(self.robot, j, q0[iq], physicsClientId=c)
+        if mode == "torque":
+            pb.setJointMotorControlArray(self.robot, self.joints, pb.VELOCITY_CONTROL, forces=[0.0] * len(self.map),
+                                         physicsClientId=c)
+            self.controller = StancePD(model, q0, sim.universe.gravity, kp=2000.0, kd=20.0)
+        else:
+            pb.setJointMotorControlArray(self.robot, self.joints, pb.POSITION_CONTROL, physicsClientId=c,
+                                         targetPositions=[q0[iq] for _, iq, _ in self.map],
+                                         forces=[model.dof_effort_limit[iv] for _, _, iv in self.map])
+        self.q, self.v = q0.copy(), np.zeros(model.nv)
+        self.feet = [index["leg_left_6_joint"], index["leg_right_6_joint"]]
+        self.start = self.positions()
+
+    def step(self):
+        """One step; returns the time of stepSimulation (the torques are computed before, untimed)."""
+        pb, c = self.pb, self.c
+        if self.mode == "torque":
+            for (_, iq, iv), (qj, vj, _, _) in zip(self.map, pb.getJointStates(self.robot, self.joints,
+                                                                                 physicsClientId=c)):
+                self.q[iq], self.v[iv] = qj, vj
+            tau = self.controller.control(0.0, self.q, self.v)
+            pb.setJointMotorControlArray(self.robot, self.joints, pb.TORQUE_CONTROL, physicsClientId=c,
+                                         forces=[tau[iv] for _, _, iv in self.map])
+        t0 = perf_counter()
+        pb.stepSimulation(physicsClientId=c)
+        return perf_counter() - t0
+
+    def positions(self):
+        base = self.pb.getBasePositionAndOrientation(self.robot, physicsClientId=self.c)[0]
+        feet = [self.pb.getLinkState(self.robot, f, physicsClientId=self.c)[4] for f in self.feet]
+        return np.array([base] + feet)
+
+
+def our_positions(sim):
+    model = sim.runs[0].model
+    feet = [sim.body_placement(0, model.body_index(f))[1] for f in ("leg_left_6_link", "leg_right_6_link")]
+    return np.array([sim.runs[0].q[:3]] + feet)
+
+
+def part_b(rounds):
+    """Talos standing: µs per 1 ms step, ours vs pybullet, interleaved blocks of ``BLOCK`` steps."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sim = talos_simulation(tmp)
+    bullets = {mode: BulletTalos(sim, mode) for mode in ("torque", "position")}
+    start = our_positions(sim)
+    sim.step(BLOCK)                                   # compile / warm up
+    for b in bullets.values():
+        for _ in range(BLOCK):
+            b.step()
+    ours, stages, theirs = [], [], {mode: [] for mode in bullets}
+    for _ in range(rounds):
+        for _ in range(BLOCK):
+            t0 = perf_counter()
+            sim.step()
+            ours.append(perf_counter() - t0)
+            stages.append(dict(sim.timer.last))
+        for mode, b in bullets.items():
+            theirs[mode] += [b.step() for _ in range(BLOCK)]
+    us = {k: 1e6 * float(np.median(v)) for k, v in [("ours", ours)] + list(theirs.items())}
+    print(f"\n(b) Talos standing (nv = {sim.runs[0].model.nv}, stance-pd kp = 2000, kd = 20), 1 ms steps: "
+          f"{rounds} rounds × {BLOCK} steps per engine, interleaved; load average {os.getloadavg()[0]:.1f} "
+          f"(timings under load)")
+    print(f"  {'engine':34s} {'µs/step':>8s} {'ours /':>7s} {'real time':>10s} {'base, feet drift mm':>22s}")
+    drift = {"ours": our_positions(sim) - start}
+    drift.update({mode: b.positions() - b.start for mode, b in bullets.items()})
+    labels = {"ours": "ours (sim.step, control included)", "torque": "pybullet, same torques",
+              "position": "pybullet, POSITION_CONTROL"}
+    for key, label in labels.items():
+        d = np.linalg.norm(drift[key], axis=1) * 1e3
+        print(f"  {label:34s} {us[key]:8.1f} {us['ours'] / us[key]:7.2f} {1e3 / us[key]:9.2f}x "
+              f"{d[0]:8.2f} {d[1]:6.2f} {d[2]:6.2f}")
+    print(f"  ours, median per stage (µs), {len(sim.contacts)} contacts, {sim.solver_stats['iterations']} "
+          f"iterations, Delassus {sim.solver_stats['delassus']}:")
+    print("   " + "  ".join(f"{k} {1e6 * np.median([s[k] for s in stages]):.1f}" for k in stages[0]))
+
+
+# ---- (c) k cubes: k groups against one group ---------------------------------------------------------------------
+
+CUBES = """<Universe><Settings><TimeStep>0.001</TimeStep></Settings>
+  {cubes}
+  <Body name="ground"><Plane/><Mass>0</Mass></Body>
+</Universe>
+"""
+CUBE = '<Body name="cube{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass><Translation x="{x}" y="0" z="0.05"/></Body>'
+
+
+def cubes(tmp, k, spacing):
+    path = Path(tmp) / f"cubes_{k}_{spacing}.xml"
+    path.write_text(CUBES.format(cubes="\n  ".join(CUBE.format(i=i, x=i * spacing) for i in range(k))))
+    return Simulation(load_universe(path))
+
+
+def part_c(rounds):
+    """Median µs per step of k cubes on the ground, apart (k groups) and side by side touching (one group)."""
+    print(f"\n(c) k cubes (0.1 m, 1 kg) resting on the ground, 1 ms steps, {rounds} × {BLOCK} steps each; load "
+          f"average {os.getloadavg()[0]:.1f} (timings under load)")
+    print(f"  {'k':>3s} | {'apart: groups':>13s} {'contacts':>8s} {'µs/step':>8s} {'µs/cube':>8s} | "
+          f"{'touching: groups':>16s} {'contacts':>8s} {'µs/step':>8s} | {'touching/apart':>14s}")
+    ks, apart = (1, 2, 5, 10, 20, 30), []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in ks:
+            row = []
+            for spacing in (0.3, 0.1):
+                sim = cubes(tmp, k, spacing)
+                sim.step(BLOCK)
+                times = []
+                for _ in range(rounds * BLOCK):
+                    t0 = perf_counter()
+                    sim.step()
+                    times.append(perf_counter() - t0)
+                row.append((len(sim.solver_stats["groups"]), len(sim.contacts), 1e6 * float(np.median(times))))
+            (ga, ca, ta), (gt, ct, tt) = row
+            apart.append(ta)
+            print(f"  {k:3d} | {ga:13d} {ca:8d} {ta:8.1f} {ta / k:8.1f} | {gt:16d} {ct:8d} {tt:8.1f} | {tt / ta:14.2f}")
+    slope, intercept = np.polyfit(ks, apart, 1)
+    fit = np.polyval((slope, intercept), ks)
+    r2 = 1 - np.sum((np.array(apart) - fit) ** 2) / np.sum((np.array(apart) - np.mean(apart)) ** 2)
+    print(f"  apart: {intercept:.0f} µs + {slope:.1f} µs per cube (linear fit, R² = {r2:.4f})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("a",), default=None, help="run one part (default: all)")
+    parser.add_argument("--part", choices=("a", "b", "c"), default=None, help="run one part (default: all)")
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
     if args.part in (None, "a"):
         part_a(args.rounds)
+    if args.part in (None, "b"):
+        part_b(max(args.rounds // 20, 5))
+    if args.part in (None, "c"):
+        part_c(max(args.rounds // 40, 3))
 
 
 if __name__ == "__main__":

@@ -16,29 +16,41 @@ from pathlib import Path
 import numpy as np
 
 from engine import plugins
-from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
+from engine.contact import _stepping_kernels as K
 from engine.contact.problem import project_closures
-from engine.contact.stepping import ContactStage
-from engine.dynamics.integrators import STEPPERS, integrate
+from engine.contact.stepping import ContactStage, WorldBodies
+from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
+from engine.dynamics.integrators import STEPPERS
+from engine.dynamics.lie import integrate_kernel
 from engine.errors import SimulationError
 from engine.state import ActiveContacts, Snapshot, State
 from engine.timing import StageTimer
 
 
 class MultiBodyRun:
-    """The mutable side of one multibody in a run: its Data, (q, v), inputs and controllers."""
+    """The mutable side of one multibody in a run: its Data, (q, v), inputs and controllers; its rows of the
+    universe's ``WorldBodies`` (``R_world``, ``p_world``, ``V``, ``V_free``) are views."""
 
-    def __init__(self, instance, universe):
+    def __init__(self, instance, universe, bodies, index):
         self.instance, self.model = instance, instance.model
         self.data = self.model.create_data()
         self.q, self.v = instance.q0.copy(), instance.v0.copy()
+        self.q_good, self.v_good = self.q.copy(), self.v.copy()   # the last good state (restored on a fault)
         self.data_free = self.model.create_data()           # kinematics at the free velocity
-        self.tau = np.zeros(self.model.nv)
-        self.f_ext = np.zeros((self.model.nbodies, 6))      # user/haptic wrenches, body frames
-        self.f_contact = np.zeros((self.model.nbodies, 6))  # contact and closure wrenches, body frames
-        self.a_free = np.zeros(self.model.nv)
-        self.V = np.zeros((self.model.nbodies, 6))          # body spatial velocities (v_o, w), world axes
-        self.V_free = np.zeros((self.model.nbodies, 6))     # the same at v_free = v + dt a_free
+        nb, nv = self.model.nbodies, self.model.nv
+        self.tau, self.a_free = np.zeros(nv), np.zeros(nv)
+        self.f_ext = np.zeros((nb, 6))                      # user/haptic wrenches, body frames
+        self.f_contact = np.zeros((nb, 6))                  # contact and closure wrenches, body frames
+        self.f_total = np.zeros((nb, 6))
+        self.in_contact = self.has_external = False         # f_contact, f_ext non-zero
+        self.offset = int(bodies.offset[index])
+        rows = bodies.rows(index)
+        self.R_world, self.p_world = bodies.R[rows], bodies.p[rows]   # body frames in the world
+        self.V, self.V_free = bodies.V[rows], bodies.V_free[rows]     # (v_o, w) world axes, at v and v_free
+        self.bodies = bodies
+        self.xi, self.q_next, self.scratch = np.zeros(nv), np.zeros(self.model.nq), np.zeros(8)
+        m = self.model                                      # writable copies: numba's fast argument path
+        self.joints = (m.joint_type.copy(), m.joint_idx_q.copy(), m.joint_idx_v.copy())
         # gravity and external forces are expressed in the multibody's base frame
         self.gravity = instance.R.T @ universe.gravity
         base_dir = str(Path(universe.source).parent)
@@ -47,15 +59,27 @@ class MultiBodyRun:
                             for spec in universe.controllers if spec.target == instance.name]
 
     def world_placements(self):
-        """Body frames in the world: (R_m, p_m) * oMi."""
-        R, p = self.instance.R, self.instance.p
-        return R @ self.data.oMi_R, self.data.oMi_p @ R.T + p
+        """Body frames in the world, (R (nb, 3, 3), p (nb, 3)) = (R_m, p_m) * oMi, at the last refresh."""
+        return self.R_world, self.p_world
 
-    def world_velocities(self, data, out):
-        """Body velocities of ``data`` (body frames) in world axes: (R v, R w) with R = R_m oMi_R."""
-        R = self.instance.R @ data.oMi_R
-        out[:, :3] = np.einsum("bij,bj->bi", R, data.v[:, :3])
-        out[:, 3:] = np.einsum("bij,bj->bi", R, data.v[:, 3:])
+    def refresh(self):
+        """Kinematics of (q, v): placements and velocities in ``data``, then in the world rows."""
+        forward_kinematics(self.model, self.data, self.q, self.v)
+        b = self.bodies
+        K.world_bodies(self.data.ws, self.instance.R, self.instance.p, self.offset, b.R, b.p, b.V)
+
+    def free_velocities(self, dt):
+        """V_free: the body velocities at v_free = v + δt a_free (seed 000 §3.3), world axes."""
+        np.multiply(self.a_free, dt, out=self.xi)
+        self.xi += self.v
+        forward_kinematics(self.model, self.data_free, self.q, self.xi)
+        K.world_velocities(self.data_free.ws, self.offset, self.bodies.R, self.bodies.V_free)
+
+    def advance(self, dt):
+        """q ← q ⊕ δt v on the configuration Lie group."""
+        np.multiply(self.v, dt, out=self.xi)
+        integrate_kernel(*self.joints, self.q, self.xi, self.q_next, self.scratch)
+        self.q[:] = self.q_next
 
 
 class Simulation:
@@ -64,11 +88,13 @@ class Simulation:
     def __init__(self, universe):
         self.universe = universe
         self.dt = float(universe.time_step)
-        self.runs = [MultiBodyRun(mb, universe) for mb in universe.multibodies]
+        self.bodies = WorldBodies([mb.model.nbodies for mb in universe.multibodies])
+        self.runs = [MultiBodyRun(mb, universe, self.bodies, m) for m, mb in enumerate(universe.multibodies)]
         self.timer = StageTimer()
         self.external = {}        # (multibody, body) -> (wrench_world (6,), point_world (3,))
-        self.contact_stage = ContactStage(universe, self.runs, self.timer)
-        self.free_stepper = STEPPERS[universe.integrator.replace("-", "_")]
+        self.contact_stage = ContactStage(universe, self.runs, self.bodies, self.timer)
+        integrator = universe.integrator.replace("-", "_")
+        self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.reset()
 
     # ---- state ---------------------------------------------------------------------------------------------
@@ -79,10 +105,9 @@ class Simulation:
                 c.reset(run.q, run.v)
         self.time, self.step_count = 0.0, 0
         self.external.clear()
-        self.contact_stage.warm.clear()
+        self.contact_stage.reset()
         self.timer.reset()
         self._refresh_kinematics()
-        self._last_good = self.state
 
     @property
     def state(self) -> State:
@@ -129,32 +154,34 @@ class Simulation:
                     run.tau += c.control(self.time, run.q, run.v)
                 self._check(run.tau, "control", run)
                 self._external_to_body_frames(run, index)
-        with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64
+        with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
             for run in self.runs:
                 run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
                 self._check(run.a_free, "dynamics", run)
-                forward_kinematics(run.model, run.data_free, run.q, run.v + dt * run.a_free)
-                run.world_velocities(run.data_free, run.V_free)
+                run.free_velocities(dt)
         self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
         with timer.stage("integration"):
-            for run in self.runs:
-                self._integrate(run, dt)
+            for m, run in enumerate(self.runs):
+                self._integrate(m, run, dt)
         self.time += dt
         self.step_count += 1
         timer.end_step()
         self._refresh_kinematics()
-        self._last_good = self.state
 
-    def _integrate(self, run, dt):
+    def _integrate(self, m, run, dt):
         """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
-        §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator."""
-        if np.any(run.f_contact):
-            self._check(run.f_contact.ravel(), "solver", run)
-            a = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext + run.f_contact, gravity=run.gravity)
-            run.v += dt * a
-            run.q[:] = integrate(run.model, run.q, run.v * dt)
+        §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator (semi-implicit Euler:
+        v⁺ = v_free, q⁺ = q ⊕ δt v⁺)."""
+        if run.in_contact or self.free_stepper is None:
+            if run.in_contact:
+                self._check(run.f_contact, "solver", run)
+                np.add(run.f_ext, run.f_contact, out=run.f_total)
+                run.v += dt * aba(run.model, run.data, run.q, run.v, run.tau, run.f_total, gravity=run.gravity)
+            else:
+                run.v += dt * run.a_free
+            run.advance(dt)
             if run.model.closures:
-                project_closures(run, integrate)
+                project_closures(run, self.contact_stage.closures, m)
         else:
             q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity)
             run.q[:], run.v[:] = q, v
@@ -163,7 +190,11 @@ class Simulation:
 
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""
-        run.f_ext[:] = 0.0
+        if run.has_external:
+            run.f_ext[:] = 0.0
+        run.has_external = False
+        if not self.external:
+            return
         R_world, p_world = run.world_placements()
         for (m, b), (w, x) in self.external.items():
             if m != index:
@@ -171,21 +202,28 @@ class Simulation:
             R, p = R_world[b], p_world[b]
             run.f_ext[b, :3] = R.T @ w[:3]
             run.f_ext[b, 3:] = R.T @ (w[3:] + np.cross(x - p, w[:3]))
+            run.has_external = True
 
     def _check(self, values, stage, run):
-        if not np.all(np.isfinite(values)):
-            bad = int(np.flatnonzero(~np.isfinite(values))[0])
-            last = self._last_good
-            self.set_state(last)
-            raise SimulationError(f"non-finite value in stage '{stage}' for multibody '{run.instance.name}' at "
-                                  f"index {bad} (t = {last.t:.6f} s); the last good state is kept",
-                                  value=float(values[bad]))
+        if K.all_finite(values):
+            return
+        values = values.ravel()
+        bad = int(np.flatnonzero(~np.isfinite(values))[0])
+        for r in self.runs:
+            r.q[:], r.v[:] = r.q_good, r.v_good
+        self.time, self.step_count = self._good_time, self._good_step
+        self._refresh_kinematics()
+        raise SimulationError(f"non-finite value in stage '{stage}' for multibody '{run.instance.name}' at "
+                              f"index {bad} (t = {self.time:.6f} s); the last good state is kept",
+                              value=float(values[bad]))
 
     def _refresh_kinematics(self):
-        """Placements and body velocities of the current state (read by queries, snapshots and contacts)."""
+        """Placements and body velocities of the current state (read by queries, snapshots and contacts); the
+        current state becomes the last good one."""
         for run in self.runs:
-            forward_kinematics(run.model, run.data, run.q, run.v)
-            run.world_velocities(run.data, run.V)
+            run.refresh()
+            run.q_good[:], run.v_good[:] = run.q, run.v
+        self._good_time, self._good_step = self.time, self.step_count
 
     # ---- queries ----------------------------------------------------------------------------------------------
     def body_placement(self, multibody: int, body: int):
@@ -194,7 +232,7 @@ class Simulation:
         if body < 0:
             return run.instance.R.copy(), run.instance.p.copy()
         R, p = run.world_placements()
-        return R[body], p[body]
+        return R[body].copy(), p[body].copy()
 
     def body_velocity(self, multibody: int, body: int):
         """(linear velocity of the body origin, angular velocity), world axes; zero for the base frame."""

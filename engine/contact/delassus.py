@@ -176,13 +176,24 @@ def delassus(model, data, q, blocks, method="auto", reuse_aba=False):
     maps = blocks if isinstance(blocks, BlockMaps) else block_maps(blocks, model.nbodies)
     maps.check(model)
     _check_method(method, METHODS)
-    work, q = workspace(model, data), vector(q, model.nq, "q")
-    n = maps.nrows
+    q = vector(q, model.nq, "q")
     if method == "dense":
+        work = workspace(model, data)
         work.method = method
         return _dense_lambda(model, work, q, maps)
+    Lam = np.zeros((maps.nrows, maps.nrows))
+    delassus_into(model, data, q, maps, method, Lam, reuse_aba)
+    return Lam
+
+
+def delassus_into(model, data, q, maps, method, Lam, reuse_aba=True):
+    """``delassus`` into ``Lam`` (maps.nrows, maps.nrows), zero on entry, for inputs the caller has checked:
+    ``maps`` a ``BlockMaps`` on bodies of ``model``, ``method`` one of ``METHODS`` but "dense", or "auto", and
+    ``q`` a float64 (nq,) array (the simulation's contact stage, which builds its maps in a kernel).  Returns
+    the method used (also left in ``workspace(model, data).method``)."""
+    work = workspace(model, data)
     ws = _articulated(model, data, work, q, reuse_aba)
-    Lam, Xw = np.zeros((n, n)), np.empty_like(maps.term_X)
+    Xw = np.empty_like(maps.term_X)
     _k.world_terms(ws, maps.term_body, maps.term_X, Xw)
     if method == "test-force":
         _k.test_force(work.data.model_pack.bi, ws, work.Sw, work.Uw, work.y, work.F, work.A, maps.term_body,
@@ -192,7 +203,7 @@ def delassus(model, data, q, blocks, method="auto", reuse_aba=False):
         Y = np.empty((len(maps.term_body), 6, 6 * len(maps.bodies)))
         _k.project(maps.term_contact, maps.term_block, maps.block_row, Xw, Om, Y, Lam)
     work.method = method
-    return Lam
+    return method
 
 
 def omega(model, data, q, bodies, method="auto", reuse_aba=False):

@@ -28,16 +28,17 @@ from engine.contact.cone import BILATERAL, ConstraintBlocks, SolverStats, check_
 
 def prepare(W, blocks: ConstraintBlocks):
     """Per-block data of one solve: (block_inv, block_state, block_rho) (see _kernels)."""
-    inv_start = blocks.inv_start
+    return _prepare(W, blocks.block_start, blocks.block_kind, blocks.inv_start)
+
+
+def _prepare(W, block_start, block_kind, inv_start):
     block_inv = np.zeros(inv_start[-1])
-    block_state = np.zeros(blocks.n_blocks, dtype=np.int64)
-    block_rho = np.zeros((blocks.n_blocks, 3))
-    K.prepare_blocks(W, blocks.block_start, blocks.block_kind, inv_start, block_inv, block_state, block_rho)
-    if blocks.has_bilateral:
-        for b in np.flatnonzero(blocks.block_kind == BILATERAL):
-            s, e = blocks.block_start[b], blocks.block_start[b + 1]
-            block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(W[s:e, s:e], rcond=1e-10,
-                                                                      hermitian=True).ravel()
+    block_state = np.zeros(len(block_kind), dtype=np.int64)
+    block_rho = np.zeros((len(block_kind), 3))
+    K.prepare_blocks(W, block_start, block_kind, inv_start, block_inv, block_state, block_rho)
+    for b in np.flatnonzero(block_kind == BILATERAL):
+        s, e = block_start[b], block_start[b + 1]
+        block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(W[s:e, s:e], rcond=1e-10, hermitian=True).ravel()
     return block_inv, block_state, block_rho
 
 
@@ -60,20 +61,37 @@ def gauss_seidel(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=Non
     W, v_free = check_problem(W, v_free)
     blocks = ConstraintBlocks.coerce(mu, len(v_free))
     _check_settings(tol, max_iter, time_budget)
-    block_inv, block_state, block_rho = prepare(W, blocks)
-    problem = (W, blocks.block_start, blocks.block_kind, blocks.block_mu, blocks.inv_start, block_inv, block_state,
-               block_rho, newton)
     f = np.zeros(len(v_free)) if f0 is None else blocks.project(_check_vector("f0", f0, len(v_free)))
+    return gauss_seidel_blocks(W, v_free, blocks.block_start, blocks.block_kind, blocks.block_mu, f, tol, max_iter,
+                               time_budget, newton, blocks.inv_start, t0)
+
+
+def gauss_seidel_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, max_iter, time_budget=None,
+                        newton=True, inv_start=None, t0=None):
+    """``gauss_seidel`` on a problem its caller has built and checked (the simulation's contact stage): W (n, n)
+    symmetric PSD, float64, C-contiguous; the block arrays as in ``ConstraintBlocks``; ``f`` (n,) a warm start
+    in K, overwritten by the returned force. Returns (f, ``SolverStats``)."""
+    t0 = perf_counter() if t0 is None else t0
+    if inv_start is None:
+        sizes = np.diff(block_start)
+        inv_start = np.zeros(len(block_kind) + 1, dtype=np.int64)
+        np.cumsum(sizes * sizes, out=inv_start[1:])
+    block_inv, block_state, block_rho = _prepare(W, block_start, block_kind, inv_start)
+    problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, newton)
     v = np.empty_like(f)
     K.velocity(W, f, v_free, v)
-    out = np.array([_residual(f, v, blocks, block_rho)[0], np.inf, 0.0])     # best residual, change, failures
-    work = (f, v, f.copy(), np.zeros(blocks.n_blocks), np.zeros(blocks.n_blocks), np.zeros(max(len(f), 1)), out)
+    residual = K.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
+    out = np.array([residual, np.inf, 0.0])                                  # best residual, change, failures
+    best = f.copy()
+    work = (f, v, best, np.zeros(len(block_kind)), np.zeros(len(block_kind)), np.zeros(max(len(f), 1)), out)
     sweeps, converged, stopped_by = _iterate(problem, work, tol, max_iter, time_budget, t0)
-    f = f if converged else work[2]
-    K.velocity(W, f, v_free, v)
-    residual, violation = _residual(f, v, blocks, block_rho)
-    return f, SolverStats("gauss-seidel-newton" if newton else "gauss-seidel", sweeps, residual, violation,
-                          converged, stopped_by, perf_counter() - t0, float(out[1]), int(out[2]))
+    if not converged:
+        f[:] = best
+        K.velocity(W, f, v_free, v)
+    residual, violation = K.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+    return f, SolverStats("gauss-seidel-newton" if newton else "gauss-seidel", sweeps, float(residual),
+                          float(max(violation, 0.0)), converged, stopped_by, perf_counter() - t0, float(out[1]),
+                          int(out[2]))
 
 
 def _iterate(problem, work, tol, max_iter, time_budget, t0):

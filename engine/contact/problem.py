@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.dynamics._kernels.algebra import cross, inline, kernel
 from engine.spatial import skew
 
 
@@ -80,38 +81,105 @@ def closure_blocks(multibody, closures, base, R_world, p_world, dt) -> list:
     return blocks
 
 
-def constraint_map(blocks, body_index) -> np.ndarray:
-    """G (rows, 6 · bodies): the blocks' maps placed at the columns of their bodies (``body_index`` maps
-    (multibody, body) to a position)."""
-    G = np.zeros((sum(b.rows for b in blocks), 6 * len(body_index)))
-    row = 0
-    for block in blocks:
-        for m, b, X in block.bodies:
-            k = body_index[(m, b)]
-            G[row:row + block.rows, 6 * k:6 * k + 6] += X
-        row += block.rows
-    return G
+@kernel
+def closure_rows(closure_mb, closure_body, closure_hinge, closure_R, closure_p, offset, base_R, base_p, body_R,
+                 body_p, V_free, dt, closure_side, closure_X, closure_u, closure_nrows):
+    """Point closure: rows u = v_a(x_a) − v_b(x_b) on the world axes, bias e/δt with e = x_a − x_b; hinge: plus
+    (ω_a − ω_b)·e_k for the two axes e_k ⟂ z_a, bias (z_b × z_a)·e_k/δt (seed 003 §5.A, as
+    ``problem.closure_blocks``).  Anchors (R, p) are in their body frames; body −1 is the multibody's base
+    frame, which does not move (its side is static)."""
+    static = offset[offset.shape[0] - 1]
+    for c in range(closure_mb.shape[0]):
+        m = closure_mb[c]
+        rows = 5 if closure_hinge[c] else 3
+        closure_nrows[c] = rows
+        for s in range(2):
+            for i in range(6):
+                for j in range(6):
+                    closure_X[c, s, i, j] = 0.0
+        ends = (_closure_end(c, 0, m, closure_body, closure_R, closure_p, offset, static, base_R, base_p, body_R,
+                             body_p, closure_side, closure_X),
+                _closure_end(c, 1, m, closure_body, closure_R, closure_p, offset, static, base_R, base_p, body_R,
+                             body_p, closure_side, closure_X))
+        (xa, za, e1, e2), (xb, zb, _, _) = ends
+        for i in range(3):
+            closure_u[c, i] = (xa[i] - xb[i]) / dt
+        if rows == 5:
+            zz = cross(zb, za)
+            for k in range(2):
+                e = e1 if k == 0 else e2
+                for s in range(2):
+                    sign = closure_X[c, s, 0, 0]       # +1 (a), −1 (b) or 0 (the base)
+                    for j in range(3):
+                        closure_X[c, s, 3 + k, 3 + j] = sign * e[j]
+                closure_u[c, 3 + k] = (zz[0] * e[0] + zz[1] * e[1] + zz[2] * e[2]) / dt
+        for i in range(rows):
+            for s in range(2):
+                g = closure_side[c, s]
+                for j in range(6):
+                    closure_u[c, i] += closure_X[c, s, i, j] * V_free[g, j]
 
 
-def project_closures(run, integrate, iterations=3, tol=1e-12):
-    """Post-step position projection of a multibody onto its loop-closure manifold (Gauss–Newton):
-    q ← q ⊕ (−J_c⁺ e), with e the closure errors (anchor gap, hinge misalignment) and J_c (rows, nv) their
-    Jacobian, until ‖e‖ < ``tol``. The velocity-level rows keep the closure to O(δt²) per step; this removes
-    the residual drift so closed chains hold to machine precision over long runs."""
-    from engine.dynamics import forward_kinematics, frame_jacobian
-    model, data = run.model, run.data
+@inline
+def _closure_end(c, s, m, closure_body, closure_R, closure_p, offset, static, base_R, base_p, body_R, body_p,
+                 closure_side, closure_X):
+    """Side s of closure c: its global body, the map rows ±[1, −[x − o]×] (zero on the base), and the world
+    anchor x = B_R p + B_p with the columns (e1, e2, z) of B_R R."""
+    b = closure_body[c, s]
+    g = offset[m] + b if b >= 0 else static
+    closure_side[c, s] = g
+    BR = base_R[m] if b < 0 else body_R[g]
+    Bp = base_p[m] if b < 0 else body_p[g]
+    R, p = closure_R[c, s], closure_p[c, s]
+    x = (BR[0, 0] * p[0] + BR[0, 1] * p[1] + BR[0, 2] * p[2] + Bp[0],
+         BR[1, 0] * p[0] + BR[1, 1] * p[1] + BR[1, 2] * p[2] + Bp[1],
+         BR[2, 0] * p[0] + BR[2, 1] * p[1] + BR[2, 2] * p[2] + Bp[2])
+    e1 = _column(BR, R, 0)
+    e2 = _column(BR, R, 1)
+    z = _column(BR, R, 2)
+    sign = 0.0 if b < 0 else (1.0 if s == 0 else -1.0)
+    r = (x[0] - Bp[0], x[1] - Bp[1], x[2] - Bp[2])
+    for i in range(3):                          # row i of [1, −[r]×] is (e_i, r × e_i)
+        closure_X[c, s, i, i] = sign
+    closure_X[c, s, 0, 4], closure_X[c, s, 0, 5] = sign * r[2], -sign * r[1]
+    closure_X[c, s, 1, 3], closure_X[c, s, 1, 5] = -sign * r[2], sign * r[0]
+    closure_X[c, s, 2, 3], closure_X[c, s, 2, 4] = sign * r[1], -sign * r[0]
+    return x, z, e1, e2
+
+
+@inline
+def _column(BR, R, j):
+    """Column j of BR R."""
+    return (BR[0, 0] * R[0, j] + BR[0, 1] * R[1, j] + BR[0, 2] * R[2, j],
+            BR[1, 0] * R[0, j] + BR[1, 1] * R[1, j] + BR[1, 2] * R[2, j],
+            BR[2, 0] * R[0, j] + BR[2, 1] * R[1, j] + BR[2, 2] * R[2, j])
+
+def project_closures(run, closures, m, iterations=3, tol=1e-12):
+    """Post-step position projection of multibody m (``run``, an ``engine.simulation.MultiBodyRun``) onto its
+    loop-closure manifold (Gauss–Newton): q ← q ⊕ (−J_c⁺ e), with e the closure errors (anchor gap, hinge
+    misalignment) and J_c (rows, nv) their Jacobian, until ‖e‖ < ``tol``. ``closures``: the stage's
+    ``Closures`` arrays; with δt = 1 and zero velocities the rows' free velocity is the error itself. The
+    velocity-level rows keep the closure to O(δt²) per step; this removes the residual drift so closed chains
+    hold to machine precision over long runs."""
+    from engine.dynamics import frame_jacobian
+    from engine.dynamics.integrators import integrate
+    model, data, c, b = run.model, run.data, closures, run.bodies
+    own = slice(int(c.start[m]), int(c.start[m + 1]))
     R6 = np.kron(np.eye(2), run.instance.R)
     for _ in range(iterations):
-        forward_kinematics(model, data, run.q)
-        blocks = closure_blocks(0, model.closures, (run.instance.R, run.instance.p), *run.world_placements(), 1.0)
-        e = np.concatenate([b.bias for b in blocks])            # with dt = 1 the bias is the error itself
+        run.refresh()
+        closure_rows(c.mb[own], c.body[own], c.hinge[own], c.R[own], c.p[own], b.offset, c.base_R, c.base_p, b.R, b.p,
+                     c.still, 1.0, c.side[own], c.X[own], c.u[own], c.rows[own])
+        e = np.concatenate([c.u[k, :c.rows[k]] for k in range(own.start, own.stop)])
         if np.abs(e).max() < tol:
             return
         J = np.zeros((len(e), model.nv))
         row = 0
-        for b in blocks:
-            for _, body, X in b.bodies:
-                frame = model.frame_index(model.joint_name[body])
-                J[row:row + b.rows] += X @ R6 @ frame_jacobian(model, data, run.q, frame, "local_world_aligned")
-            row += b.rows
+        for k in range(own.start, own.stop):
+            for s in range(2):
+                if c.body[k, s] >= 0:
+                    frame = model.frame_index(model.joint_name[c.body[k, s]])
+                    J[row:row + c.rows[k]] += c.X[k, s, :c.rows[k]] @ R6 @ frame_jacobian(model, data, run.q, frame,
+                                                                                          "local_world_aligned")
+            row += c.rows[k]
         run.q[:] = integrate(model, run.q, -np.linalg.lstsq(J, e, rcond=1e-10)[0])

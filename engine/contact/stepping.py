@@ -6,8 +6,13 @@ Velocity-level time stepping (Moreau–Jean; thesis eqs. 3.17–3.27), forces f 
 
 per collision group, with f in the Coulomb cones and Signorini's condition on the normal rows shifted by a
 target velocity (``normal_target``: restitution, proximity gap, penetration correction). Loop closures are
-bilateral rows of the same solve. Contacts are handled as arrays: per contact, the maps X_a, X_b (3, 6) from the
-two bodies' spatial velocities (world axes, at the body origins; see ``problem.py``).
+bilateral rows of the same solve. Everything is arrays, filled by the kernels of ``_stepping_kernels``: per
+contact the maps X_a, X_b (3, 6) from the two bodies' spatial velocities (world axes, at the body origins; see
+``problem.py``); per group its rows, its W = δt Σ_m Λ_m (Λ_m by the Delassus kernels of ``delassus.py``, one
+kernel call per multibody of the group) and its solve (all groups in one kernel call); then Gᵀf back to the
+bodies. Warm starts follow a contact by its pair and its nearest previous point. A group whose targets cannot
+all be met (a box wedged between parallel opposite faces: no velocity leaves both) fails to converge; it is
+solved again with its positive targets dropped, so forces stay finite and its residual is reported.
 """
 from __future__ import annotations
 
@@ -17,17 +22,25 @@ import numpy as np
 
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
+from engine.contact import _stepping_kernels as K
 from engine.contact.cone import ConstraintBlocks
 from engine.contact.delassus import BlockMaps, delassus, workspace
-from engine.contact.frames import contact_frames
-from engine.contact.groups import collision_groups
-from engine.contact.problem import closure_blocks
+from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks
+from engine.contact.groups import contact_groups, group_layout
+from engine.contact.problem import closure_rows
 from engine.contact.solvers import solve, solver_name
 from engine.errors import UniverseError
+
+WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
+METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
+METHOD_CODES = {"auto": K.AUTO, "thesis": K.THESIS, "chang-khatib": K.CHANG_KHATIB, "test-force": K.TEST_FORCE}
 
 
 @dataclass(frozen=True)
 class GroupReport:
+    """One collision group of a step: its multibodies, contacts, constraint rows, Delassus method(s), and the
+    solve's iterations, natural residual (N), cone violation (N) and convergence."""
+
     multibodies: tuple
     contacts: int
     rows: int
@@ -38,182 +51,228 @@ class GroupReport:
     converged: bool
 
 
-def normal_target(depth, u_before, u_free, restitution, dt, settings):
-    """The normal velocity each contact must reach at least, u_n⁺ ≥ target.
+class WorldBodies:
+    """Every body of the universe in world-frame arrays, global index g = offset[m] + b; the last row stands for
+    the static side (a static body, a fixed base) and stays zero.  R (n, 3, 3), p (n, 3): placements; V, V_free
+    (n, 6): spatial velocities (v_o, ω) of the body origins in world axes at v and at v_free; wrench (n, 6): the
+    contact and closure wrenches (f, n_o) of the last step, world axes, at the body origins."""
 
-    * gap g = −depth > 0 (a proximity contact, seen one step early): target = −g/δt — the bodies may approach
-      until they touch, not further;
-    * penetration beyond ``slop``: target = erp (depth − slop)/δt — pushed back out (Baumgarte-like bias,
-      ``correction="baumgarte"``);
-    * Newton restitution (seed 000 eq. 3.5, v⁺ = −e v⁻): when the contact is touching or closes within the step
-      (g + δt u_free ≤ 0) at a speed u_n⁻ < −v_min, target = max(target, −e u_n⁻); slower impacts are inelastic
-      so that resting contacts do not jitter (v_min = 2 · 9.81 m/s² · δt, two steps of free fall).
-    """
-    target = np.where(depth < 0.0, depth / dt, 0.0)
-    if settings.correction == "baumgarte":
-        target = target + settings.erp * np.maximum(depth - settings.slop, 0.0) / dt
-    closing = (depth >= 0.0) | (dt * u_free <= depth)
-    bounce = closing & (u_before < -2.0 * 9.81 * dt) & (restitution > 0.0)
-    return np.where(bounce, np.maximum(target, -restitution * u_before), target)
+    def __init__(self, nbodies):
+        self.offset = np.cumsum([0] + list(nbodies)).astype(np.int64)
+        n = int(self.offset[-1]) + 1
+        self.R, self.p = np.zeros((n, 3, 3)), np.zeros((n, 3))
+        self.V, self.V_free, self.wrench = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6))
+
+    def rows(self, m) -> slice:
+        return slice(int(self.offset[m]), int(self.offset[m + 1]))
+
+
+class Closures:
+    """The loop closures of every multibody as arrays (``problem.closure_rows``): closure c belongs to
+    multibody ``mb[c]``, those of multibody m are ``start[m]:start[m + 1]``; ``force`` keeps the last force;
+    ``still``: a zero velocity for every body (the rows then measure the closure error, ``project_closures``)."""
+
+    def __init__(self, runs):
+        items = [(m, c) for m, run in enumerate(runs) for c in run.model.closures]
+        self.mb = np.array([m for m, _ in items], dtype=np.int64)
+        self.start = np.searchsorted(self.mb, np.arange(len(runs) + 1)).astype(np.int64)
+        self.body = np.array([(c.body_a, c.body_b) for _, c in items], dtype=np.int64).reshape(-1, 2)
+        self.hinge = np.array([c.kind == "hinge" for _, c in items], dtype=np.bool_)
+        self.R = np.array([(c.R_a, c.R_b) for _, c in items], dtype=float).reshape(-1, 2, 3, 3)
+        self.p = np.array([(c.p_a, c.p_b) for _, c in items], dtype=float).reshape(-1, 2, 3)
+        self.base_R = np.array([run.instance.R for run in runs], dtype=float).reshape(-1, 3, 3)
+        self.base_p = np.array([run.instance.p for run in runs], dtype=float).reshape(-1, 3)
+        n = len(items)
+        self.side, self.X = np.zeros((n, 2), np.int64), np.zeros((n, 2, 6, 6))
+        self.u, self.rows, self.force = np.zeros((n, 6)), np.zeros(n, np.int64), np.zeros((n, 6))
+        self.still = np.zeros((int(sum(run.model.nbodies for run in runs)) + 1, 6))   # zero velocities
+
+    def __len__(self):
+        return len(self.mb)
 
 
 class ContactStage:
     """Owns the CollisionWorld and the warm starts; ``step`` leaves the contact wrenches in ``run.f_contact``."""
 
-    def __init__(self, universe, runs, timer):
-        self.universe, self.runs, self.timer = universe, runs, timer
+    def __init__(self, universe, runs, bodies: WorldBodies, timer):
+        self.universe, self.runs, self.bodies, self.timer = universe, runs, bodies, timer
         c = universe.contact
         self.world = CollisionWorld(universe.multibodies, universe.statics, universe.materials,
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       filter=_pair_filter(universe)))
-        self.closure_members = [m for m, run in enumerate(runs) if run.model.closures]
-        if self.closure_members and solver_name(universe.solver.name) == "lemke":
+        self.closures = Closures(runs)
+        self.solver = solver_name(universe.solver.name)
+        if len(self.closures) and self.solver == "lemke":
             raise UniverseError("the Lemke solver takes unilateral contacts only, and this universe has loop "
                                 "closures; choose gauss-seidel-newton or gauss-seidel", universe.source,
                                 value=universe.solver.name)
-        self.offset = np.cumsum([0] + [run.model.nbodies for run in runs])   # global body index = offset[m] + b
-        n = int(self.offset[-1]) + 1                                          # + a zero row for static sides
-        self.origin, self.V, self.V_free = np.zeros((n, 3)), np.zeros((n, 6)), np.zeros((n, 6))
-        self.wrench = np.zeros((n, 6))
-        self.warm = {}                    # (pair, cell) or ("closure", m, k) -> last force, the warm start
-        self.contacts = None
-        self.forces = np.zeros((0, 3))    # world force on body a of each contact
-        self.reports = ()
+        self.erp = c.erp if c.correction == "baumgarte" else 0.0
+        self.method = universe.solver.delassus
+        self.work = [workspace(run.model, run.data) for run in runs]     # Delassus workspaces, one per multibody
+        self.placements = [(bodies.R[bodies.rows(m)], bodies.p[bodies.rows(m)]) for m in range(len(runs))]
+        n = len(runs)
+        self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self.member_start, self.members = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
+        self.reset()
+
+    def reset(self):
+        """Forget the contacts and warm starts."""
+        self.contacts, self._groups, self._reports = None, None, ()
+        self.forces = np.zeros((0, 3))                       # world force on body a of each contact
+        self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
+        self.closures.force[:] = 0.0
 
     def step(self, dt):
-        for run in self.runs:
-            run.f_contact[:] = 0.0
+        """Detection → groups → Λ → solve → ``run.f_contact`` for the step δt (each stage timed)."""
         with self.timer.stage("collision"):
-            self.world.update([run.world_placements() for run in self.runs])
+            self.world.update(self.placements)
             c = self.contacts = self.world.detect()
-        self.forces = np.zeros((len(c), 3))
-        if len(c) == 0 and not self.closure_members:
-            self.reports, self.warm = (), {}
+        if len(c) == 0 and not len(self.closures):
+            self.reset()
+            self._apply(0)
             return
         with self.timer.stage("groups"):
-            ma, mb = c.multibody_a, c.multibody_b
-            groups = collision_groups(len(self.runs), ma, mb)
-            grouped = {m for members, _ in groups for m in members}
-            groups += [([m], np.zeros(0, int)) for m in self.closure_members if m not in grouped]
-            arrays = self._contact_arrays(c, dt)
-        self.wrench[:] = 0.0
-        warm, reports = {}, []
-        for members, indices in groups:
-            reports.append(self._solve_group(members, indices, arrays, dt, warm))
-        self._apply()
-        self.warm, self.reports = warm, tuple(reports)
-
-    def _contact_arrays(self, c, dt):
-        """Per contact: global body indices, frames, maps X_a/X_b (world), free velocities and targets."""
-        for m, run in enumerate(self.runs):
-            s = slice(self.offset[m], self.offset[m + 1])
-            self.origin[s], self.V[s], self.V_free[s] = run.world_placements()[1], run.V, run.V_free
-        static = len(self.origin) - 1
-        ga = np.where((c.multibody_a >= 0) & (c.body_a >= 0), self.offset[np.maximum(c.multibody_a, 0)] + c.body_a,
-                      static)
-        gb = np.where((c.multibody_b >= 0) & (c.body_b >= 0), self.offset[np.maximum(c.multibody_b, 0)] + c.body_b,
-                      static)
-        C = contact_frames(c.normal)
-        X_a, X_b = _point_maps(C, c.point - self.origin[ga]), -_point_maps(C, c.point - self.origin[gb])
-        X_a[ga == static] = 0.0
-        X_b[gb == static] = 0.0
-        u_now = np.einsum("kij,kj->ki", X_a, self.V[ga]) + np.einsum("kij,kj->ki", X_b, self.V[gb])
-        u_free = np.einsum("kij,kj->ki", X_a, self.V_free[ga]) + np.einsum("kij,kj->ki", X_b, self.V_free[gb])
-        target = normal_target(c.depth, u_now[:, 0], u_free[:, 0], c.restitution, dt, self.universe.contact)
-        u_free[:, 0] -= target
-        keys = [(int(p), *cell) for p, cell in zip(c.pair, np.floor(c.point / 0.01).astype(int).tolist())]
-        return dict(ga=ga, gb=gb, C=C, X_a=X_a, X_b=X_b, u_free=u_free, keys=keys, mu=c.mu, static=static)
-
-    def _solve_group(self, members, indices, a, dt, warm):
+            a, ng = self._layout(c, dt)
         with self.timer.stage("delassus"):
-            closures = [(m, closure_blocks(m, self.runs[m].model.closures, (self.runs[m].instance.R,
-                                                                           self.runs[m].instance.p),
-                                           *self.runs[m].world_placements(), dt)) for m in members]
-            closures = [(m, k, b) for m, blocks in closures for k, b in enumerate(blocks)]
-            rows = [3] * len(indices) + [b.rows for _, _, b in closures]
-            start = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
-            W = np.zeros((start[-1], start[-1]))
-            methods = [self._add_delassus(W, m, indices, closures, start, dt, a) for m in members]
-            u_free = np.concatenate([a["u_free"][indices].ravel()] + [self._closure_velocity(m, b)
-                                                                      for m, _, b in closures])
-            keys = [a["keys"][i] for i in indices] + [("closure", m, k) for m, k, _ in closures]
+            W = np.zeros(a["w_start"][ng])
+            methods = [self._group_delassus(a, W, g, dt) for g in range(ng)]
         with self.timer.stage("solver"):
-            layout = ConstraintBlocks.from_blocks(rows, [False] * len(indices) + [True] * len(closures),
-                                                  np.concatenate([a["mu"][indices], np.zeros(len(closures))]))
-            f0 = np.concatenate([_warm(self.warm, k, r) for k, r in zip(keys, rows)])
-            f, stats = solve(self.universe.solver.name, 0.5 * (W + W.T), u_free, layout, self.universe.solver, f0=f0)
-        for k, r, s in zip(keys, rows, start):
-            warm[k] = f[s:s + r]
-        fc = f[:3 * len(indices)].reshape(-1, 3)
-        self.forces[indices] = np.einsum("kji,kj->ki", a["C"][indices], fc)
-        np.add.at(self.wrench, a["ga"][indices], np.einsum("kij,ki->kj", a["X_a"][indices], fc))
-        np.add.at(self.wrench, a["gb"][indices], np.einsum("kij,ki->kj", a["X_b"][indices], fc))
-        for (m, _, b), s in zip(closures, start[len(indices):]):
-            for mm, body, X in b.bodies:
-                self.wrench[self.offset[mm] + body] += X.T @ f[s:s + b.rows]
-        return GroupReport(tuple(members), len(indices), len(f), "+".join(sorted(set(methods))), stats.iterations,
-                           stats.residual, stats.cone_violation, stats.converged)
+            stats = self._solve_groups(a, W, ng)
+            cl = self.closures
+            f_local = np.empty((len(c), 3))
+            self.forces = np.empty((len(c), 3))
+            K.scatter(a["f"], a["contact_row"], a["C"], a["side"], a["X"], a["closure_row"], cl.rows, cl.side, cl.X,
+                      f_local, self.forces, cl.force, self.bodies.wrench)
+            self._apply(ng)
+        self.previous = (c.pair, c.point, f_local)
+        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],
+                        methods, stats)
 
-    def _add_delassus(self, W, m, indices, closures, start, dt, a):
-        """W[rows, rows] += δt Λ_m over the blocks touching multibody m (Λ_m by ``engine.contact.delassus``,
-        in base axes: X_base = X_world diag(R_m, R_m))."""
-        run, lo, hi = self.runs[m], self.offset[m], self.offset[m + 1]
-        term_block, term_body, term_X, block_rows, block_start = [], [], [], [], []
-        for k, i in enumerate(indices):
-            for g, X in ((a["ga"][i], a["X_a"][i]), (a["gb"][i], a["X_b"][i])):
-                if lo <= g < hi:
-                    if not block_start or block_start[-1] != start[k]:
-                        block_rows.append(3)
-                        block_start.append(start[k])
-                    term_block.append(len(block_rows) - 1)
-                    term_body.append(g - lo)
-                    term_X.append(np.vstack([X, np.zeros((3, 6))]))
-        for (mm, _, b), s in zip(closures, start[len(indices):]):
-            if mm == m:
-                block_rows.append(b.rows)
-                block_start.append(s)
-                for _, body, X in b.bodies:
-                    term_block.append(len(block_rows) - 1)
-                    term_body.append(body)
-                    term_X.append(np.vstack([X, np.zeros((6 - b.rows, 6))]))
-        if not term_block:
-            return "none"
-        R6 = np.kron(np.eye(2), run.instance.R)
-        maps = BlockMaps.from_arrays(term_block, term_body, np.array(term_X) @ R6, block_rows)
-        Lam = delassus(run.model, run.data, run.q, maps, self.universe.solver.delassus, reuse_aba=True)
-        rows = np.concatenate([np.arange(s, s + r) for s, r in zip(block_start, block_rows)])
-        W[np.ix_(rows, rows)] += dt * Lam
-        return workspace(run.model, run.data).method
+    @property
+    def reports(self) -> tuple:
+        """A ``GroupReport`` per collision group of the last step (built on first access)."""
+        if self._groups is not None:
+            ms, members, cs, rs, methods, stats = self._groups
+            self._reports = tuple(GroupReport(tuple(members[ms[g]:ms[g + 1]].tolist()), int(cs[g + 1] - cs[g]),
+                                              int(rs[g + 1] - rs[g]), methods[g], *s) for g, s in enumerate(stats))
+            self._groups = None
+        return self._reports
 
-    def _closure_velocity(self, m, block):
-        """u_free of a closure block: its maps applied to the free body velocities, plus the drift bias."""
-        u = block.bias.copy()
-        for mm, body, X in block.bodies:
-            u += X @ self.V_free[self.offset[mm] + body]
-        return u
+    def _layout(self, c, dt):
+        """Contact rows, closure rows, groups, their row/block layout, free velocities and warm starts."""
+        nc, b, cl, t = len(c), self.bodies, self.closures, c.tables
+        a = dict(side=np.empty((nc, 2), np.int64), side_mb=np.empty((nc, 2), np.int64), C=np.empty((nc, 3, 3)),
+                 X=np.empty((nc, 2, 3, 6)), u=np.empty((nc, 3)), target=np.empty(nc), mu=np.empty(nc),
+                 contact_row=np.empty(nc, np.int64), contact_start=np.empty(len(self.runs) + 1, np.int64),
+                 contacts=np.empty(nc, np.int64), closure_row=np.empty(len(cl), np.int64))
+        s = self.universe.contact
+        K.contact_rows(c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body,
+                       t.pair_mu, t.pair_restitution, b.offset, b.p, b.V, b.V_free, dt, self.erp, s.slop, a["side"],
+                       a["side_mb"], a["C"], a["X"], a["u"], a["target"], a["mu"])
+        if len(cl):
+            closure_rows(cl.mb, cl.body, cl.hinge, cl.R, cl.p, b.offset, cl.base_R, cl.base_p, b.R, b.p, b.V_free, dt,
+                         cl.side, cl.X, cl.u, cl.rows)
+        ng = contact_groups(a["side_mb"], cl.mb, self.parent, self.group_of, self.member_start, self.members,
+                            a["contact_start"], a["contacts"])
+        nrows, nblocks = 3 * nc + (int(cl.rows.sum()) if len(cl) else 0), nc + len(cl)
+        a.update(row_start=np.empty(ng + 1, np.int64), block_offset=np.empty(ng + 1, np.int64),
+                 block_start=np.empty(nblocks + ng, np.int64), block_kind=np.empty(nblocks, np.int64),
+                 block_mu=np.empty(nblocks), w_start=np.empty(ng + 1, np.int64))
+        group_layout(ng, self.member_start, self.members, a["contact_start"], a["contacts"], a["mu"], cl.start, cl.rows,
+                     a["contact_row"], a["closure_row"], a["row_start"], a["block_offset"], a["block_start"],
+                     a["block_kind"], a["block_mu"], a["w_start"])
+        f0 = np.empty((nc, 3))
+        K.warm_start(c.pair, c.point, *self.previous, WARM_RADIUS, f0)
+        a["u_all"], a["f"] = np.empty(nrows), np.empty(nrows)
+        K.gather(a["contact_row"], a["u"], f0, a["closure_row"], cl.rows, cl.u, cl.force, a["u_all"], a["f"])
+        return a, ng
 
-    def _apply(self):
-        """World wrenches at the body origins → body-frame contact wrenches for the velocity update."""
+    def _group_delassus(self, a, W, g, dt):
+        """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes)."""
+        r0, n, w0 = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g]), int(a["w_start"][g])
+        contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
+        cl, methods = self.closures, set()
+        for m in self.members[self.member_start[g]:self.member_start[g + 1]]:
+            run, rows, work = self.runs[m], self.bodies.rows(m), self.work[m]
+            closures = np.arange(cl.start[m], cl.start[m + 1])
+            terms = (rows.start, rows.stop, run.instance.R, contacts, a["side"], a["X"], a["contact_row"], closures,
+                     cl.side, cl.X, cl.rows, a["closure_row"])
+            if self.method == "dense":
+                methods.add(self._dense_delassus(run, terms, work.mark, W, w0, n, r0, dt))
+                continue
+            pack, data = run.data.model_pack, run.data
+            code = K.multibody_delassus(*terms, pack.bi, pack.df, data.ws, data.wd, work.Sw, work.Uw, work.y, work.F,
+                                        work.A, work.Od, work.S6, work.path, work.mark, work.union,
+                                        METHOD_CODES[self.method], W, w0, n, r0, dt)
+            if code:
+                methods.add(METHODS[code])
+        return "+".join(sorted(methods)) or "none"
+
+    def _dense_delassus(self, run, terms, mark, W, w0, n, r0, dt):
+        """The dense reference J M⁻¹ Jᵀ (``delassus(..., "dense")``) of one multibody of a group."""
+        nt = 2 * (len(terms[3]) + len(terms[7]))
+        term_block, term_body, term_contact = (np.empty(nt, np.int64) for _ in range(3))
+        term_X, block_row, block_term = np.empty((nt, 6, 6)), np.empty(nt + 1, np.int64), np.empty(nt + 1, np.int64)
+        bodies, row_map = np.empty(run.model.nbodies, np.int64), np.empty(3 * nt, np.int64)
+        nt, nb, nbodies = K.multibody_terms(*terms, mark, term_block, term_body, term_X, block_row, block_term, bodies,
+                                            term_contact, row_map)
+        if nt:
+            maps = BlockMaps(block_row[:nb + 1], block_term[:nb + 1], term_block[:nt], term_body[:nt], term_X[:nt],
+                             bodies[:nbodies], term_contact[:nt])
+            K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], delassus(run.model, run.data, run.q, maps, "dense"), dt)
+        return "dense"
+
+    def _solve_groups(self, a, W, ng):
+        """Every group's frictional contact problem, forces left in a["f"]; (iterations, residual, violation,
+        converged) per group. A group whose solve fails (not converged, and not even half-way from the zero force
+        in residual) is solved again without its positive normal targets (``drop_positive_targets``)."""
+        stats = self._solve_range(a, W, 0, ng).tolist()
+        for g, (_, residual, _, converged, _, _, zero) in enumerate(stats):
+            if not converged and residual > 0.5 * zero:
+                contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
+                K.drop_positive_targets(contacts, a["contact_row"], a["target"], a["u_all"], a["f"])
+                stats[g] = self._solve_range(a, W, g, g + 1)[0].tolist()
+        return [(int(s[0]), s[1], s[2], bool(s[3])) for s in stats]
+
+    def _solve_range(self, a, W, g0, g1):
+        """Groups g0 … g1 − 1; stats as ``_stepping_kernels.solve_groups``. Gauss–Seidel without a time budget:
+        one kernel call for them all."""
+        settings, stats = self.universe.solver, np.empty((g1 - g0, 7))
+        if self.solver == "lemke" or settings.time_budget is not None:
+            for g in range(g0, g1):
+                stats[g - g0] = self._solve(a, W, g)
+            return stats
+        K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
+                       a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
+                       self.solver == "gauss-seidel-newton", settings.tolerance, settings.max_iterations, stats)
+        return stats
+
+    def _solve(self, a, W, g):
+        """Group g alone (Lemke, or Gauss–Seidel with a time budget), its force left in a["f"]."""
+        s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
+        b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
+        Wg = W[a["w_start"][g]:a["w_start"][g + 1]].reshape(e - s, e - s)
+        start, kind, mu = a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1], a["block_mu"][b0:b1]
+        settings, f, u = self.universe.solver, a["f"][s:e], a["u_all"][s:e]
+        blocks = ConstraintBlocks(start.copy(), kind.copy(), mu.copy())
+        if self.solver == "lemke":
+            f[:], stats = solve(self.solver, Wg, u, blocks, settings)
+        else:
+            _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
+                                           settings.time_budget, self.solver == "gauss-seidel-newton")
+        zero = np.nan if stats.converged else contact_residual(Wg, u, np.zeros(e - s), blocks)[0]
+        return stats.iterations, stats.residual, stats.cone_violation, stats.converged, 0.0, 0.0, zero
+
+    def _apply(self, ng):
+        """Contact wrenches (world axes, body origins) → body frames ``run.f_contact`` of the grouped multibodies;
+        ``run.in_contact`` says whether any is non-zero."""
+        b = self.bodies
         for m, run in enumerate(self.runs):
-            w = self.wrench[self.offset[m]:self.offset[m + 1]]
-            if np.any(w):
-                R = run.world_placements()[0]
-                run.f_contact[:, :3] = np.einsum("bji,bj->bi", R, w[:, :3])
-                run.f_contact[:, 3:] = np.einsum("bji,bj->bi", R, w[:, 3:])
-
-
-def _point_maps(C, r):
-    """X = C [1, −[r]×] (k, 3, 6): frame rows applied to the velocity of the point at offset r."""
-    X = np.empty((len(C), 3, 6))
-    X[:, :, :3] = C
-    # row i of −C [r]× is −c_iᵀ [r]× = (r × c_i)ᵀ
-    X[:, :, 3:] = np.cross(r[:, None, :], C)
-    return X
-
-
-def _warm(previous, key, rows):
-    f = previous.get(key)
-    return f if f is not None and len(f) == rows else np.zeros(rows)
+            if ng and self.group_of[m] >= 0:
+                run.in_contact = K.body_wrenches(b.wrench, b.R, b.offset[m], run.f_contact)
+            elif run.in_contact:
+                run.f_contact[:] = 0.0
+                run.in_contact = False
 
 
 def _pair_filter(universe) -> PairFilter:

@@ -65,8 +65,8 @@ def test_default_scene_settings():
     talos = u.multibody("talos")
     knee = talos.model.joint("leg_left_4_joint")
     assert talos.q0[knee.idx_q] == pytest.approx(0.859395)
-    (pd,) = u.controllers
-    assert pd.name == "pd" and pd.target == "talos" and pd.params["kp"] == "400"
+    (control,) = u.controllers
+    assert control.name == "stance-pd" and control.target == "talos" and control.params["kp"] == "2000"
 
 
 def test_extensions(tmp_path):

@@ -1,0 +1,402 @@
+"""numba kernels of the contact stage (driven by ``stepping.py``): arrays in; the per-body and per-contact kernels
+allocate nothing, ``multibody_delassus`` and ``solve_groups`` their per-call work arrays.
+
+Bodies: every body of the universe has a global index g = offset[m] + b (body b of multibody m); the last row
+``static = offset[-1]`` stands for every side that does not move (a static body, a multibody's fixed base) and
+keeps a zero velocity.  ``body_R`` (n, 3, 3), ``body_p`` (n, 3): world placements; ``V``, ``V_free`` (n, 6): the
+spatial velocities (v_o, ω) of the body origins, world axes, at v and at v_free.
+
+Contacts (seed 000 eqs. 3.37-3.45, ``problem.py``): contact i acts on the sides ``side[i] = (g_a, g_b)`` through
+the maps ``X[i, s]`` (3, 6) = ±C [1, −[p − o_s]×] (+ for a, − for b, zero for the static side), C the frame rows
+(n, t1, t2); ``u[i]`` is the free velocity of its rows minus the normal target.  Closures (kernel in
+``problem.py``): closure c of multibody ``closure_mb[c]`` has ``closure_nrows[c]`` bilateral rows on its two
+sides, maps ``closure_X[c, s]`` (rows, 6) and free velocity ``closure_u[c]`` (maps times V_free, plus the drift
+bias).
+
+Groups (seed 000 §3.2(d), layout by ``groups.group_layout``): group k owns the rows ``row_start[k]:row_start[k+1]``
+of the stacked vectors (its contacts, 3 rows each, then the closures of its members), the blocks
+``block_offset[k]:block_offset[k+1]`` and the entries ``w_start[k]:w_start[k+1]`` of the flat buffer holding its
+W (n_k × n_k, row-major).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from engine.contact._delassus_kernels import (chang_khatib_omega, project, reach, test_force, thesis_omega,
+                                              world_axes, world_terms)
+from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
+from engine.contact.frames import contact_frame
+from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
+from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
+
+SLOW_IMPACT = 2.0 * 9.81        # m/s²: impacts slower than this times δt are inelastic (see normal_target)
+
+
+# ---- bodies ------------------------------------------------------------------------------------------------------
+
+@kernel
+def world_bodies(ws, R_m, p_m, lo, body_R, body_p, V):
+    """Body g = lo + i of a multibody placed at (R_m, p_m): R_g = R_m oR_i, p_g = R_m op_i + p_m, and its
+    body-frame velocity (v, ω) (``data.v``) in world axes, V_g = (R_g v, R_g ω)."""
+    for i in range(ws.shape[0]):
+        g = lo + i
+        for r in range(3):
+            p = p_m[r]
+            for k in range(3):
+                p += R_m[r, k] * ws[i, WS_OMI_P + k]
+            body_p[g, r] = p
+            for c in range(3):
+                s = 0.0
+                for k in range(3):
+                    s += R_m[r, k] * ws[i, WS_OMI_R + 3 * k + c]
+                body_R[g, r, c] = s
+    world_velocities(ws, lo, body_R, V)
+
+
+@kernel
+def world_velocities(ws, lo, body_R, V):
+    """V_g = (R_g v, R_g ω) for the body-frame velocities of ``ws`` (placements already in body_R)."""
+    for i in range(ws.shape[0]):
+        g = lo + i
+        for r in range(3):
+            vl = vw = 0.0
+            for c in range(3):
+                vl += body_R[g, r, c] * ws[i, WS_V + c]
+                vw += body_R[g, r, c] * ws[i, WS_V + 3 + c]
+            V[g, r], V[g, 3 + r] = vl, vw
+
+
+@kernel
+def all_finite(x):
+    """No NaN or ±inf in the 1-D or 2-D array x."""
+    for v in x.flat:
+        if not math.isfinite(v):
+            return False
+    return True
+
+
+@kernel
+def body_wrenches(wrench, body_R, lo, f_body):
+    """World wrenches at the body origins → body frames: f_body[i] = (R_gᵀ f, R_gᵀ n), g = lo + i.
+    Returns whether any is non-zero."""
+    nonzero = False
+    for i in range(f_body.shape[0]):
+        g = lo + i
+        for r in range(3):
+            f = n = 0.0
+            for c in range(3):
+                f += body_R[g, c, r] * wrench[g, c]
+                n += body_R[g, c, r] * wrench[g, 3 + c]
+            f_body[i, r], f_body[i, 3 + r] = f, n
+            nonzero = nonzero or f != 0.0 or n != 0.0
+    return nonzero
+
+
+# ---- contacts ----------------------------------------------------------------------------------------------------
+
+@tuple_op
+def normal_target(depth, u_before, u_free, restitution, dt, erp, slop):
+    """The normal velocity the contact must reach at least, u_n⁺ ≥ target.
+
+    * gap g = −depth > 0 (a proximity contact, seen one step early): target = −g/δt — the bodies may approach
+      until they touch, not further;
+    * penetration beyond ``slop``: target = erp (depth − slop)/δt — pushed back out (Baumgarte-like bias;
+      erp = 0 without correction);
+    * Newton restitution (seed 000 eq. 3.5, v⁺ = −e v⁻): when the contact is touching or closes within the step
+      (g + δt u_free ≤ 0) at a speed u_n⁻ < −v_min, target = max(target, −e u_n⁻); slower impacts are inelastic
+      so that resting contacts do not jitter (v_min = 2 · 9.81 m/s² · δt, two steps of free fall).
+    """
+    target = depth / dt if depth < 0.0 else 0.0
+    target += erp * max(depth - slop, 0.0) / dt
+    closing = depth >= 0.0 or dt * u_free <= depth
+    if closing and u_before < -SLOW_IMPACT * dt and restitution > 0.0:
+        target = max(target, -restitution * u_before)
+    return target
+
+
+@kernel
+def contact_rows(point, normal, depth, pair, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
+                 offset, body_p, V, V_free, dt, erp, slop, side, side_mb, C, X, u, target, mu):
+    """Per contact: its sides (global bodies ``side``, multibodies ``side_mb``, −1 when static), frame C, maps
+    X[i, s] = ±C [1, −[p − o_s]×], its normal target and u = C (v_a(p) − v_b(p)) at v_free − (target, 0, 0)."""
+    static = offset[offset.shape[0] - 1]
+    for i in range(depth.shape[0]):
+        k = pair[i]
+        for s in range(2):
+            o = pair_object[k, s]
+            m, b = object_multibody[o], object_body[o]
+            moving = m >= 0 and b >= 0
+            side[i, s] = offset[m] + b if moving else static
+            side_mb[i, s] = m if moving else -1
+        rows = contact_frame((normal[i, 0], normal[i, 1], normal[i, 2]))
+        un = 0.0
+        for r in range(3):
+            c = rows[r]
+            for j in range(3):
+                C[i, r, j] = c[j]
+            u[i, r] = 0.0
+            for s in range(2):
+                g, sign = side[i, s], 1.0 if s == 0 else -1.0
+                if g == static:
+                    sign = 0.0
+                m = cross((point[i, 0] - body_p[g, 0], point[i, 1] - body_p[g, 1], point[i, 2] - body_p[g, 2]), c)
+                for j in range(3):             # row c of C [1, −[r]×] is (c, r × c)
+                    X[i, s, r, j] = sign * c[j]
+                    X[i, s, r, 3 + j] = sign * m[j]
+                for j in range(6):
+                    u[i, r] += X[i, s, r, j] * V_free[g, j]
+                    if r == 0:
+                        un += X[i, s, r, j] * V[g, j]
+        target[i] = normal_target(depth[i], un, u[i, 0], pair_restitution[k], dt, erp, slop)
+        u[i, 0] -= target[i]
+        mu[i] = pair_mu[k]
+
+
+@kernel
+def warm_start(pair, point, prev_pair, prev_point, prev_force, radius, f0):
+    """f0[i] = the last force of the previous contact of the same pair nearest to point[i] within ``radius``
+    (0 if none); previous contacts come sorted by pair, as the detection returns them."""
+    n_prev = prev_pair.shape[0]
+    for i in range(pair.shape[0]):
+        lo, hi = 0, n_prev                     # first previous contact with pair >= pair[i]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if prev_pair[mid] < pair[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        best, nearest = -1, radius * radius
+        j = lo
+        while j < n_prev and prev_pair[j] == pair[i]:
+            d2 = 0.0
+            for r in range(3):
+                d2 += (point[i, r] - prev_point[j, r]) ** 2
+            if d2 <= nearest:
+                best, nearest = j, d2
+            j += 1
+        for r in range(3):
+            f0[i, r] = prev_force[best, r] if best >= 0 else 0.0
+
+
+# ---- Delassus -----------------------------------------------------------------------------------------------------
+
+AUTO, THESIS, CHANG_KHATIB, TEST_FORCE = 0, 1, 2, 3      # the names of engine.contact.delassus.METHODS
+
+
+@njit(cache=True, nogil=True)
+def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X,
+                       closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union,
+                       method, W, w0, n, r0, dt):
+    """W[rows, rows] += δt Λ_m for the multibody with bodies lo..hi−1 of a group (``multibody_terms``): Λ_m by
+    ``engine.contact.delassus`` (Alg. 3, 4 or 5; AUTO picks Alg. 4 when two contact bodies share a branch),
+    from the articulated inertias of the free dynamics' ABA in ``ws``/``wd`` (``reuse_aba``), with the
+    workspace arrays of ``delassus.workspace``.  Returns the method used (0: no block on this multibody)."""
+    nt_max = 2 * (group_contacts.shape[0] + closures.shape[0])
+    term_block, term_body = np.empty(nt_max, np.int64), np.empty(nt_max, np.int64)
+    term_contact, term_X = np.empty(nt_max, np.int64), np.empty((nt_max, 6, 6))
+    block_row, block_term = np.empty(nt_max + 1, np.int64), np.empty(nt_max + 1, np.int64)
+    bodies, row_map = np.empty(hi - lo, np.int64), np.empty(3 * nt_max, np.int64)
+    nt, nb, nbodies = multibody_terms(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side,
+                                      closure_X, closure_nrows, closure_row, mark, term_block, term_body, term_X,
+                                      block_row, block_term, bodies, term_contact, row_map)
+    if nt == 0:
+        return 0
+    rows = block_row[nb]
+    Lam, Xw = np.zeros((rows, rows)), np.empty((nt, 6, 6))
+    world_axes(bi, df, ws, wd, Sw, Uw)
+    world_terms(ws, term_body[:nt], term_X[:nt], Xw)
+    if method == TEST_FORCE:
+        test_force(bi, ws, Sw, Uw, y, F, A, term_body[:nt], term_block[:nt], block_row[:nb + 1],
+                   block_term[:nb + 1], Xw, Lam)
+    else:
+        nu, shared = reach(bi, bodies[:nbodies], mark, union)
+        if method == AUTO:
+            method = CHANG_KHATIB if shared else THESIS
+        Om = np.empty((nbodies, nbodies, 6, 6))
+        if method == THESIS:
+            thesis_omega(bi, ws, Sw, Uw, y, F, A, bodies[:nbodies], mark, union[:nu], Om)
+        else:
+            chang_khatib_omega(bi, ws, Sw, Uw, Od, S6, path, bodies[:nbodies], union[:nu], Om)
+        project(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, np.empty((nt, 6, 6 * nbodies)),
+                Lam)
+    add_delassus(W, w0, n, r0, row_map[:rows], Lam, dt)
+    return method
+
+
+@kernel
+def multibody_terms(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X,
+                    closure_nrows, closure_row, mark, term_block, term_body, term_X, block_row, block_term, bodies,
+                    term_contact, row_map):
+    """The blocks of a group acting on the multibody with bodies lo..hi−1, as ``delassus.BlockMaps`` arrays:
+    term t = (block, local body, map in the base axes X diag(R_m, R_m), padded to 6 rows); ``row_map`` gives the
+    global row of each row of Λ_m.  Returns (terms, blocks, bodies)."""
+    nt = nb = nrow = 0
+    block_row[0] = block_term[0] = 0
+    for k in range(group_contacts.shape[0]):
+        i = group_contacts[k]
+        added = _add_terms(lo, hi, R_m, side[i], X[i], 3, nt, nb, term_block, term_body, term_X)
+        if added > 0:
+            nt, nrow, nb = _close_block(nt + added, nrow, nb, contact_row[i], 3, block_row, block_term, row_map)
+    for c in closures:
+        added = _add_terms(lo, hi, R_m, closure_side[c], closure_X[c], closure_nrows[c], nt, nb, term_block,
+                           term_body, term_X)
+        if added > 0:
+            nt, nrow, nb = _close_block(nt + added, nrow, nb, closure_row[c], closure_nrows[c], block_row,
+                                        block_term, row_map)
+    for b in range(hi - lo):
+        mark[b] = -1
+    for t in range(nt):
+        mark[term_body[t]] = 0
+    nbodies = 0
+    for b in range(hi - lo):                            # distinct bodies, sorted
+        if mark[b] == 0:
+            bodies[nbodies], mark[b], nbodies = b, nbodies, nbodies + 1
+    for t in range(nt):
+        term_contact[t] = mark[term_body[t]]
+    return nt, nb, nbodies
+
+
+@inline
+def _add_terms(lo, hi, R_m, sides, maps, rows, nt, nb, term_block, term_body, term_X):
+    """The sides of one block that are bodies of this multibody become terms nt, nt + 1 of block nb."""
+    added = 0
+    for s in range(2):
+        g = sides[s]
+        if lo <= g < hi:
+            t = nt + added
+            term_block[t], term_body[t] = nb, g - lo
+            for e in range(6):
+                for h in range(2):                      # x_base = x_world R_m on each 3-block
+                    for j in range(3):
+                        x = 0.0
+                        if e < rows:
+                            for k in range(3):
+                                x += maps[s, e, 3 * h + k] * R_m[k, j]
+                        term_X[t, e, 3 * h + j] = x
+            added += 1
+    return added
+
+
+@inline
+def _close_block(nt, nrow, nb, row, rows, block_row, block_term, row_map):
+    for r in range(rows):
+        row_map[nrow + r] = row + r
+    block_row[nb + 1], block_term[nb + 1] = nrow + rows, nt
+    return nt, nrow + rows, nb + 1
+
+
+@kernel
+def add_delassus(W, w0, n, r0, row_map, Lam, dt):
+    """W[rows, rows] += δt Λ_m: the rows of Λ_m are the group's rows ``row_map`` (global; the group starts at
+    row r0, its W (n × n) at W[w0])."""
+    for i in range(Lam.shape[0]):
+        a = w0 + (row_map[i] - r0) * n - r0
+        for j in range(Lam.shape[0]):
+            W[a + row_map[j]] += dt * Lam[i, j]
+
+
+# ---- solve -----------------------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, newton, tol,
+                 max_iter, stats):
+    """``gauss_seidel`` (seed 000 Alg. 1) on every group without a time budget: from the warm start f (in K),
+    sweeps until eq. 3.34 < tol or ``max_iter``; unless converged, the iterate of lowest natural residual.
+    stats[k] = (sweeps, natural residual, cone violation, converged, last relative change, Newton failures,
+    natural residual of the zero force)."""
+    for k in range(row_start.shape[0] - 1):
+        s, e, b0, b1 = row_start[k], row_start[k + 1], block_offset[k], block_offset[k + 1]
+        n, nb = e - s, b1 - b0
+        Wk = W[w_start[k]:w_start[k + 1]].reshape((n, n))
+        start, kind, mu = block_start[b0 + k:b1 + k + 1], block_kind[b0:b1], block_mu[b0:b1]
+        inv_start = np.zeros(nb + 1, np.int64)
+        for b in range(nb):
+            size = start[b + 1] - start[b]
+            inv_start[b + 1] = inv_start[b] + size * size
+        block_inv, block_state, block_rho = np.zeros(inv_start[nb]), np.zeros(nb, np.int64), np.zeros((nb, 3))
+        prepare_blocks(Wk, start, kind, inv_start, block_inv, block_state, block_rho)
+        for b in range(nb):                            # bilateral blocks: W_bb⁺
+            if kind[b] == BILATERAL:
+                a, z = start[b], start[b + 1]
+                block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(Wk[a:z, a:z].copy(), 1e-10).ravel()
+        fk, v = f[s:e], np.empty(n)
+        velocity(Wk, fk, u_all[s:e], v)
+        out = np.array([natural_residual(fk, v, start, kind, mu, block_rho)[0], np.inf, 0.0])
+        best = fk.copy()
+        sweeps, converged = gauss_seidel_sweeps(Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho,
+                                                newton, max_iter, tol, fk, v, best, np.zeros(nb), np.zeros(nb),
+                                                np.zeros(max(n, 1)), out)
+        if not converged:
+            fk[:] = best
+            velocity(Wk, fk, u_all[s:e], v)
+        residual, violation = natural_residual(fk, v, start, kind, mu, block_rho)
+        stats[k, 0], stats[k, 1], stats[k, 2] = sweeps, residual, max(violation, 0.0)
+        stats[k, 3], stats[k, 4], stats[k, 5] = 1.0 if converged else 0.0, out[1], out[2]
+        stats[k, 6] = natural_residual(np.zeros(n), u_all[s:e], start, kind, mu, block_rho)[0]
+
+
+@kernel
+def drop_positive_targets(contacts, contact_row, target, u_all, f):
+    """u_n += max(target, 0) and f = 0 for the given contacts: the group is solved again with the bodies allowed
+    to stay where they are (a positive target — a push-out or a bounce — may be unreachable, e.g. for a box
+    wedged between two parallel faces, where no velocity leaves both)."""
+    for k in range(contacts.shape[0]):
+        i = contacts[k]
+        row = contact_row[i]
+        u_all[row] += max(target[i], 0.0)
+        for r in range(3):
+            f[row + r] = 0.0
+
+
+# ---- forces --------------------------------------------------------------------------------------------------------
+
+@kernel
+def gather(contact_row, u, f0, closure_row, closure_nrows, closure_u, closure_f, u_all, f_all):
+    """The stacked free velocity and warm start of every group."""
+    for i in range(contact_row.shape[0]):
+        row = contact_row[i]
+        if row >= 0:
+            for r in range(3):
+                u_all[row + r], f_all[row + r] = u[i, r], f0[i, r]
+    for c in range(closure_row.shape[0]):
+        row = closure_row[c]
+        if row >= 0:
+            for r in range(closure_nrows[c]):
+                u_all[row + r], f_all[row + r] = closure_u[c, r], closure_f[c, r]
+
+
+@kernel
+def scatter(f_all, contact_row, C, side, X, closure_row, closure_nrows, closure_side, closure_X, f_local, forces,
+            closure_f, wrench):
+    """Gᵀf: each block's force to the wrenches on its sides (world axes, at the body origins, ``wrench``);
+    per contact its local force (warm start) and its world force on body a, Cᵀ f."""
+    for g in range(wrench.shape[0]):
+        for r in range(6):
+            wrench[g, r] = 0.0
+    for i in range(contact_row.shape[0]):
+        row = contact_row[i]
+        for r in range(3):
+            f_local[i, r] = f_all[row + r] if row >= 0 else 0.0
+        for r in range(3):
+            forces[i, r] = C[i, 0, r] * f_local[i, 0] + C[i, 1, r] * f_local[i, 1] + C[i, 2, r] * f_local[i, 2]
+        if row >= 0:
+            _add_wrenches(side[i], X[i], f_all, row, 3, wrench)
+    for c in range(closure_row.shape[0]):
+        row = closure_row[c]
+        for r in range(closure_nrows[c]):
+            closure_f[c, r] = f_all[row + r] if row >= 0 else 0.0
+        if row >= 0:
+            _add_wrenches(closure_side[c], closure_X[c], f_all, row, closure_nrows[c], wrench)
+
+
+@inline
+def _add_wrenches(sides, maps, f_all, row, rows, wrench):
+    for s in range(2):
+        for j in range(6):
+            w = 0.0
+            for r in range(rows):
+                w += maps[s, r, j] * f_all[row + r]
+            wrench[sides[s], j] += w
