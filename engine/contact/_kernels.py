@@ -405,7 +405,7 @@ def _leaving_row(T, basis, c, sign, ties):
     entries are rounding noise of structural zeros), minimising (rhs_i, B⁻¹_i) / (sign·T[i, c])
     lexicographically (B⁻¹ = the w columns); the z0 row wins a first-level tie. Returns −1 for a ray."""
     n = T.shape[0]
-    rhs, z0 = T.shape[1] - 1, 2 * n
+    z0 = 2 * n
     cmax = 0.0
     for i in range(n):
         cmax = max(cmax, abs(T[i, c]))

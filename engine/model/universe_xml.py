@@ -16,7 +16,7 @@ import numpy as np
 from engine import spatial
 from engine.errors import ArticulaError, UniverseError, did_you_mean
 from engine.model import universe as U
-from engine.model.description import JointSpec, LinkSpec, RobotDescription, compile_model
+from engine.model.description import LinkSpec, RobotDescription, compile_model
 from engine.model.model import Geometry, JointType, neutral
 from engine.model.paths import resolve_path
 from engine.model.xmlutil import Reader, degrees, parse_xml
