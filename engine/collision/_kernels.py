@@ -141,7 +141,7 @@ def _segment(shape):
 
 
 @njit(cache=True, nogil=True)
-def detect_native(sh, pairs, ws, margin, n_max, merge_distance):
+def detect_native(sh, pairs, ws, margin, n_max, tol):
     """Place the moving shapes, then broad + narrow phase of every pair.
 
     Returns (contacts written to ws.point..., pairs written to ws.fcl_pairs), or (-1, 0) when a body
@@ -180,7 +180,7 @@ def detect_native(sh, pairs, ws, margin, n_max, merge_distance):
                 ws.fcl_pairs[nf] = k
                 nf += 1
                 continue
-        nc = append_reduced(raw, count, k, nc, n_max, merge_distance, ws.uv, ws.selected, ws.work,
+        nc = append_reduced(raw, count, k, nc, n_max, tol, ws.uv, ws.selected, ws.work,
                             ws.point, ws.normal, ws.depth, ws.pair)
     return nc, nf
 
@@ -219,9 +219,9 @@ def _convex_pair(sh, ws, k, a, b, manifold, margin):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def append_reduced(raw, count, pair, nc, n_max, merge_distance, uv, selected, work, point, normal, depth, out_pair):
+def append_reduced(raw, count, pair, nc, n_max, tol, uv, selected, work, point, normal, depth, out_pair):
     """Reduce the ``count`` raw contacts of ``pair`` (reduction.py) and append them to the output at row nc."""
-    m = reduce_manifold(raw, count, n_max, merge_distance, uv, selected, work)
+    m = reduce_manifold(raw, count, n_max, tol, uv, selected, work)
     for i in range(m):
         j = selected[i]
         point[nc, 0], point[nc, 1], point[nc, 2] = raw[j, 0], raw[j, 1], raw[j, 2]
@@ -233,7 +233,7 @@ def append_reduced(raw, count, pair, nc, n_max, merge_distance, uv, selected, wo
 
 
 @njit(cache=True, nogil=True)
-def append_fcl_contacts(sh, ws, pair, a, b, count, manifold, margin, nc, n_max, merge_distance):
+def append_fcl_contacts(sh, ws, pair, a, b, count, manifold, margin, nc, n_max, tol):
     """Append the ``count`` FCL contacts in ``ws.raw`` of an FCL pair; for polytopes, rebuild the face
     contact around the normal of the deepest one first (face_manifold)."""
     if manifold:
@@ -244,5 +244,5 @@ def append_fcl_contacts(sh, ws, pair, a, b, count, manifold, margin, nc, n_max, 
         n = (ws.raw[deepest, 3], ws.raw[deepest, 4], ws.raw[deepest, 5])
         count = face_manifold(sh, a, v.mat(ws.R, a), v.row(ws.p, a), b, v.mat(ws.R, b), v.row(ws.p, b), n, margin,
                               v.row(ws.raw, deepest), ws.raw[deepest, 6], ws.raw, ws.polys)
-    return append_reduced(ws.raw, count, pair, nc, n_max, merge_distance, ws.uv, ws.selected, ws.work,
+    return append_reduced(ws.raw, count, pair, nc, n_max, tol, ws.uv, ws.selected, ws.work,
                           ws.point, ws.normal, ws.depth, ws.pair)

@@ -34,7 +34,7 @@ class FclNarrowphase:
             self.placed_at[s] = step
         return self.objects[s]
 
-    def run(self, sh, pairs, ws, nf, nc, step, margin, n_max, merge_distance):
+    def run(self, sh, pairs, ws, nf, nc, step, margin, n_max, tol):
         """Contacts of the pairs ``ws.fcl_pairs[:nf]``, appended to the output from row ``nc``; new count."""
         for k in ws.fcl_pairs[:nf]:
             a, b = pairs.a[k], pairs.b[k]
@@ -45,9 +45,9 @@ class FclNarrowphase:
                 found = self._convert(result.contacts, self.geometries[a], mesh_side, ws.raw)
                 if found:
                     nc = append_fcl_contacts(sh, ws, k, a, b, found, pairs.manifold[k], margin, nc, n_max,
-                                             merge_distance)
+                                             tol)
             elif margin > 0.0:
-                nc = self._proximity(sh, ws, k, a, b, oa, ob, margin, nc, n_max, merge_distance, pairs.manifold[k])
+                nc = self._proximity(sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, pairs.manifold[k])
         return nc
 
     @staticmethod
@@ -68,7 +68,7 @@ class FclNarrowphase:
             k += 1
         return k
 
-    def _proximity(self, sh, ws, k, a, b, oa, ob, margin, nc, n_max, merge_distance, manifold):
+    def _proximity(self, sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, manifold):
         result = fcl.DistanceResult()
         d = fcl.distance(oa, ob, self.distance_request, result)
         if not (0.0 < d <= margin):
@@ -78,4 +78,4 @@ class FclNarrowphase:
         if gap < 1e-12:
             return nc
         ws.raw[0, :3], ws.raw[0, 3:6], ws.raw[0, 6] = 0.5 * (xa + xb), (xa - xb) / gap, -gap
-        return append_fcl_contacts(sh, ws, k, a, b, 1, manifold, margin, nc, n_max, merge_distance)
+        return append_fcl_contacts(sh, ws, k, a, b, 1, manifold, margin, nc, n_max, tol)

@@ -32,6 +32,7 @@ class CollisionSettings:
     margin: float = 0.0                  # m: gaps up to this are reported as proximity contacts (depth < 0)
     max_contacts_per_pair: int = 4       # N of the reduction
     merge_distance: float = 5e-4         # m: closer contacts of a pair merge into one
+    face_tolerance: float = 1e-3         # m: contacts this close in depth to the deepest support one face
     fcl_max_contacts: int = 64           # triangle contacts FCL may return per mesh pair
     filter: PairFilter = field(default_factory=PairFilter)
 
@@ -42,9 +43,17 @@ class CollisionSettings:
             raise ValueError(f"max_contacts_per_pair must be in 1..64, got {self.max_contacts_per_pair}")
         if not self.merge_distance >= 0.0:
             raise ValueError(f"merge_distance must be >= 0, got {self.merge_distance}")
+        if not (np.isfinite(self.face_tolerance) and self.face_tolerance >= 0.0):
+            raise ValueError(f"face_tolerance must be finite and >= 0, got {self.face_tolerance}")
         object.__setattr__(self, "margin", float(self.margin))
         object.__setattr__(self, "merge_distance", float(self.merge_distance))
+        object.__setattr__(self, "face_tolerance", float(self.face_tolerance))
         object.__setattr__(self, "max_contacts_per_pair", int(self.max_contacts_per_pair))
+
+    @property
+    def reduction_tolerances(self) -> tuple:
+        """(merge_distance, face_tolerance), as the reduction kernels take them (reduction.py)."""
+        return self.merge_distance, self.face_tolerance
 
 
 def world_placements(multibody, data):
@@ -191,7 +200,7 @@ class CollisionWorld:
         self.workspace = self._ws_for(len(self.pairs))
         s = self.settings
         self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, 0.0,
-                              s.max_contacts_per_pair, s.merge_distance)
+                              s.max_contacts_per_pair, s.reduction_tolerances)
 
     def _without_neutral_contacts(self, object_pairs, forced):
         """Drop the same-multibody pairs already in contact (within neutral_margin) in the neutral pose."""
@@ -236,13 +245,13 @@ class CollisionWorld:
             raise ValueError(f"collision margin must be finite and >= 0, got {margin}")
         ws = self.workspace
         nc, nf = self._detect(self.shapes, self.pair_arrays, ws, float(margin), s.max_contacts_per_pair,
-                              s.merge_distance)
+                              s.reduction_tolerances)
         if nc < 0:
             self._raise_non_finite()
         if nf:
             native = nc
             nc = self._fcl.run(self.shapes, self.pair_arrays, ws, nf, nc, self._step, margin,
-                               s.max_contacts_per_pair, s.merge_distance)
+                               s.max_contacts_per_pair, s.reduction_tolerances)
             if nc > native:  # FCL pairs come after the native ones: back to pair order
                 order = np.argsort(ws.pair[:nc], kind="stable")
                 return Contacts(ws.point[order], ws.normal[order], ws.depth[order], ws.pair[order], self.tables)

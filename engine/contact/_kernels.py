@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 CONTACT, BILATERAL = 0, 1
@@ -22,6 +23,9 @@ LINE_SEARCH_STEPS = 20
 INERT_TOL = 1e-12           # W_nn below this times max diag W: the normal row does not move
 PIVOT_TOL = 1e-9            # Lemke: pivot candidates above this times the largest entry of the column
 REGULAR_TOL = 1e-10         # det W_ii / (W_nn W_t1t1 W_t2t2) above this: W_ii is invertible
+POLISH_BELOW = 0.5          # the active-set step (polish) is tried once eq. 3.34 is below this …
+POLISH_EVERY = 4            # … at most every this many sweeps
+POLISH_RCOND = 1e-10        # eigenvalues of W_SS below this times the largest are treated as zero
 
 
 @njit(cache=True, nogil=True)
@@ -369,19 +373,101 @@ def velocity(W, f, v_free, v):
 def gauss_seidel_sweeps(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                         newton, max_sweeps, tol, f, v, best_f, dnorm, fnorm, delta, out):
     """Up to ``max_sweeps`` sweeps from (f, v = W f + v_free); stops when eq. 3.34 < tol. Tracks the iterate
-    of lowest natural residual in ``best_f``. ``out`` (in/out) = [best residual, last change, failures].
-    Returns (sweeps done, converged)."""
+    of lowest natural residual in ``best_f``. ``out`` (in/out) = [best residual, last change, failures, sweeps
+    since the last active-set step]. Once the change falls below POLISH_BELOW, an active-set step (``polish``)
+    is tried every POLISH_EVERY sweeps. Returns (sweeps done, converged)."""
     for k in range(max_sweeps):
         out[2] += _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                          newton, f, v, dnorm, fnorm, delta)
         out[1] = relative_change(dnorm, fnorm)
         res, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
-        if res < out[0]:
-            out[0] = res
-            best_f[:] = f
         if out[1] < tol:
+            _keep_best(f, res, best_f, out)
             return k + 1, True
+        out[3] += 1
+        if out[1] < POLISH_BELOW and out[3] >= POLISH_EVERY:
+            out[3] = 0
+            res = polish(W, block_start, block_kind, block_mu, block_rho, f, v, res, delta)
+        _keep_best(f, res, best_f, out)
     return max_sweeps, False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _keep_best(f, res, best_f, out):
+    if res < out[0]:
+        out[0] = res
+        best_f[:] = f
+
+
+@njit(cache=True, nogil=True)
+def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work):
+    """Active-set step: when every contact either sticks (its force strictly inside the cone) or carries no
+    force, solve the sticking and bilateral rows S exactly for v_S = 0:
+
+        W_SS f_S⁺ = W_SS f_S − v_S,   f_S⁺ the least-squares solution of least norm (eigenvalues of W_SS below
+                                       POLISH_RCOND × the largest are dropped),
+
+    and keep it if every sticking force stays in its cone and the natural residual decreases. On a hyperstatic
+    set (a foot on 4 points: W_SS singular) Gauss–Seidel converges linearly and slowly, moving internal forces
+    the contacts can exchange; this step lands on the solution directly — the one without internal forces —
+    and the next sweep, leaving it unchanged, meets eq. 3.34. Not in the thesis. Returns the natural residual
+    of (f, v) after the step; ``work`` (>= len(f)) is scratch."""
+    n, m = f.shape[0], 0
+    for blk in range(len(block_kind)):
+        s, e = block_start[blk], block_start[blk + 1]
+        if block_kind[blk] == CONTACT and f[s] > 0.0:
+            if math.hypot(f[s + 1], f[s + 2]) >= block_mu[blk] * f[s] * (1.0 - 1e-9):
+                return residual                               # a slipping contact: not a linear problem
+        if block_kind[blk] == BILATERAL or f[s] > 0.0:
+            for r in range(s, e):
+                work[m] = r
+                m += 1
+    if m == 0:
+        return residual
+    rows = work[:m].astype(np.int64)
+    A = np.empty((m, m))
+    rhs = np.empty(m)
+    for i in range(m):
+        acc = -v[rows[i]]
+        for j in range(m):
+            A[i, j] = W[rows[i], rows[j]]
+            acc += A[i, j] * f[rows[j]]
+        rhs[i] = acc
+    lam, Q = np.linalg.eigh(A)
+    y = Q.T @ rhs
+    cut = POLISH_RCOND * max(lam[m - 1], 0.0)
+    for i in range(m):
+        y[i] = y[i] / lam[i] if lam[i] > cut else 0.0
+    fS = Q @ y
+    for blk in range(len(block_kind)):                         # the new sticking forces must be in their cones
+        s = block_start[blk]
+        if block_kind[blk] == CONTACT and f[s] > 0.0:
+            i = _position(rows, s)
+            if fS[i] < 0.0 or math.hypot(fS[i + 1], fS[i + 2]) > block_mu[blk] * fS[i]:
+                return residual
+    f_old = f.copy()
+    v_old = v.copy()
+    for i in range(m):
+        d = fS[i] - f[rows[i]]
+        f[rows[i]] = fS[i]
+        if d != 0.0:
+            for k in range(n):
+                v[k] += W[rows[i], k] * d
+    polished, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+    if polished < residual:
+        return polished
+    f[:] = f_old
+    v[:] = v_old
+    return residual
+
+
+@njit(cache=True, nogil=True)
+def _position(rows, r):
+    """Index of row r in the sorted array ``rows``."""
+    for i in range(rows.shape[0]):
+        if rows[i] == r:
+            return i
+    return -1
 
 
 @njit(cache=True, nogil=True)

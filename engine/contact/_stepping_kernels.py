@@ -324,7 +324,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                 block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(Wk[a:z, a:z].copy(), 1e-10).ravel()
         fk, v = f[s:e], np.empty(n)
         velocity(Wk, fk, u_all[s:e], v)
-        out = np.array([natural_residual(fk, v, start, kind, mu, block_rho)[0], np.inf, 0.0])
+        out = np.array([natural_residual(fk, v, start, kind, mu, block_rho)[0], np.inf, 0.0, 0.0])
         best = fk.copy()
         sweeps, converged = gauss_seidel_sweeps(Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho,
                                                 newton, max_iter, tol, fk, v, best, np.zeros(nb), np.zeros(nb),

@@ -12,6 +12,8 @@ a free force and v_b = 0. Each sweep visits the blocks in order (Alg. 1):
                         fails; ``newton=False`` (AMELIFGS): one step of the projection maps (3.29);
    bilateral            f_b ← f_b − W_bb⁺ v_b.
 
+Once the iterates settle, an active-set step (``_kernels.polish``, not in the thesis) solves the sticking
+contacts exactly — on a hyperstatic set such as a foot on four points Gauss–Seidel alone converges slowly.
 It stops when Σ_i ‖f_i^{k+1} − f_i^k‖/‖f_i^{k+1}‖ < tol (eq. 3.34), after ``max_iter`` sweeps, or when the
 wall-clock ``time_budget`` runs out (at least one sweep is done); unless converged, the iterate of lowest
 natural residual is returned. Every returned contact force is in its cone.
@@ -81,7 +83,7 @@ def gauss_seidel_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, ma
     v = np.empty_like(f)
     K.velocity(W, f, v_free, v)
     residual = K.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
-    out = np.array([residual, np.inf, 0.0])                                  # best residual, change, failures
+    out = np.array([residual, np.inf, 0.0, 0.0])     # best residual, change, failures, sweeps since polish
     best = f.copy()
     work = (f, v, best, np.zeros(len(block_kind)), np.zeros(len(block_kind)), np.zeros(max(len(f), 1)), out)
     sweeps, converged, stopped_by = _iterate(problem, work, tol, max_iter, time_budget, t0)

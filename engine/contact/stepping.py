@@ -99,6 +99,7 @@ class ContactStage:
         c = universe.contact
         self.world = CollisionWorld(universe.multibodies, universe.statics, universe.materials,
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
+                                                      face_tolerance=c.face_tolerance,
                                                       filter=_pair_filter(universe)))
         self.closures = Closures(runs)
         self.solver = solver_name(universe.solver.name)

@@ -38,11 +38,13 @@ class SolverSettings:
 
 @dataclass(frozen=True)
 class ContactSettings:
-    """Collision and contact options: proximity ``margin`` (m), at most ``max_points`` per pair, and the
-    penetration correction: ``baumgarte`` velocity bias ``erp * depth / dt`` beyond ``slop`` metres."""
+    """Collision and contact options: proximity ``margin`` (m), at most ``max_points`` per pair chosen first
+    among the points within ``face_tolerance`` (m) of the deepest (collision/reduction.py), and the penetration
+    correction: ``baumgarte`` velocity bias ``erp * depth / dt`` beyond ``slop`` metres."""
 
     margin: float = 0.005
     max_points: int = 4
+    face_tolerance: float = 0.001
     correction: str = "baumgarte"      # "baumgarte" or "none"
     erp: float = 0.2
     slop: float = 0.0005

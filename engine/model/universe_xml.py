@@ -273,14 +273,15 @@ def _settings(r, el) -> dict:
             facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=delassus)
     c = el.find("Contact")
     if c is not None:
-        r.check_attributes(c, {"margin", "max_points", "correction", "erp", "slop"})
+        r.check_attributes(c, {"margin", "max_points", "face_tolerance", "correction", "erp", "slop"})
         d = U.ContactSettings()
         correction = r.string(c, "correction", d.correction)
         if correction not in ("baumgarte", "none"):
             r.fail(c, "correction must be 'baumgarte' or 'none'", correction)
         out["contact"] = U.ContactSettings(
             margin=r.number(c, "margin", d.margin, nonnegative=True),
-            max_points=int(r.number(c, "max_points", d.max_points, positive=True)), correction=correction,
+            max_points=int(r.number(c, "max_points", d.max_points, positive=True)),
+            face_tolerance=r.number(c, "face_tolerance", d.face_tolerance, nonnegative=True), correction=correction,
             erp=r.number(c, "erp", d.erp, nonnegative=True), slop=r.number(c, "slop", d.slop, nonnegative=True))
     return out
 

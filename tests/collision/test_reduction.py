@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
-from engine.collision.reduction import reduce_manifold
+from engine.collision.reduction import TIE, reduce_manifold
 
 
-def reduce(points, depths, n_max=4, merge=1e-4, normal=(0.0, 0.0, 1.0)):
+def reduce(points, depths, n_max=4, merge=1e-4, face=1e-3, normal=(0.0, 0.0, 1.0)):
     k = len(points)
     raw = np.zeros((k + 8, 7))
     raw[:k, :3], raw[:k, 3:6], raw[:k, 6] = points, normal, depths
     selected = np.zeros(k + 8, dtype=np.int64)
-    m = reduce_manifold(raw, k, n_max, merge, np.zeros((k + 8, 2)), selected, np.zeros(2 * n_max + 2, np.int64))
+    m = reduce_manifold(raw, k, n_max, (merge, face), np.zeros((k + 8, 2)), selected, np.zeros(2 * n_max + 2, np.int64))
     return raw[selected[:m]]
 
 
@@ -70,3 +70,28 @@ def test_line_contact_gives_its_two_ends():
 def test_single_cluster_gives_one_point():
     out = reduce(np.random.default_rng(0).normal(scale=1e-6, size=(9, 3)), np.arange(9) * 1e-4)
     assert len(out) == 1 and out[0, 6] == 8e-4
+
+
+def test_a_sole_stands_on_its_face_not_on_its_raised_rim():
+    """A sole flat to 0.2 mm (the 7 x 7 grid, depths 0.1 .. 0.3 mm) inside a rim 1.5-2 mm higher (proximity
+    contacts, depth < 0) and wider: the 4 points are the face's corners, all within face_tolerance of the
+    deepest, not the rim's."""
+    rng = np.random.default_rng(3)
+    face = grid()
+    rim = np.array([[x, y, 0.0] for x in (-0.13, 0.13) for y in (-0.13, 0.13)])
+    depths = np.concatenate([rng.uniform(1e-4, 3e-4, 49), [-1.5e-3, -1.8e-3, -2e-3, -1.6e-3]])
+    out = reduce(np.vstack([face, rim]), depths)
+    assert len(out) == 4 and out[0, 6] >= depths.max() - TIE * 1e-3       # the deepest, up to a tie
+    assert np.all(out[:, 6] >= depths.max() - 1e-3)
+    assert ConvexHull(out[:, :2]).volume >= 0.5 * 0.04
+
+
+def test_a_line_face_is_completed_by_the_nearest_rim():
+    """The touching face is a line (an edge resting on the ground): its two ends, then proximity points off the
+    line complete the support so the solver sees the side the body falls to one step early."""
+    line = np.array([[x, 0.0, 0.0] for x in np.linspace(-0.1, 0.1, 9)])
+    off = np.array([[-0.1, 0.05, 0.0], [0.1, 0.05, 0.0]])
+    out = reduce(np.vstack([line, off]), np.concatenate([np.full(9, 1e-3), [-2e-3, -2e-3]]))
+    assert len(out) == 4
+    assert sorted(np.round(out[:, 0], 12).tolist()) == [-0.1, -0.1, 0.1, 0.1]
+    assert sorted(out[:, 6].tolist()) == [-2e-3, -2e-3, 1e-3, 1e-3]

@@ -2,12 +2,10 @@
 10 simulated seconds each at δt = 1 ms."""
 import warnings
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from engine.collision.geometry import shapes_of
 from engine.model.paths import example_robot_data_dir
 from engine.model.universe_xml import load_universe
 from engine.simulation import Simulation
@@ -18,48 +16,32 @@ SECONDS = 10.0
 
 def test_stack_of_ten_boxes_stands_ten_seconds(tmp_path):
     """Ten 0.1 m cubes of 1 kg stacked on the ground, touching: after 10 s every box is within 1 mm of its start.
-    The stack is one collision group of 40 hyperstatic contacts (4 coplanar corners per face) whose Gauss–Seidel
-    sweeps rarely meet the relative-change criterion; 20 sweeps per step keep the test fast, and once settled
-    (0.1 s) the natural residual stays below 1e-3 of the stack's weight."""
+    The stack is one collision group of 40 hyperstatic contacts (4 coplanar corners per face): Gauss–Seidel alone
+    creeps on it, the active-set step (contact/_kernels.polish) lets every step after the first 0.1 s meet the
+    relative-change criterion (3.34) at the default 1e-6, within the default 100 sweeps."""
     boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
                       f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
     path = tmp_path / "stack.xml"
-    path.write_text(f"""<Universe><Settings><Solver name="gauss-seidel-newton" max_iterations="20"/></Settings>
+    path.write_text(f"""<Universe><Settings><Solver name="gauss-seidel-newton"/></Settings>
         {boxes}<Body name="ground"><Plane/><Mass>0</Mass></Body></Universe>""")
     sim = Simulation(load_universe(path))
     start = np.array([run.q[:3] for run in sim.runs])
-    residual = []
+    converged = []
     for _ in range(int(SECONDS / sim.dt)):
         sim.step()
-        residual.append(sim.solver_stats["residual"])
+        converged.append(sim.solver_stats["groups"][0].converged)
     stats = sim.solver_stats
     assert len(stats["groups"]) == 1 and stats["groups"][0].contacts == 40
     assert np.abs(np.array([run.q[:3] for run in sim.runs]) - start).max() < 1e-3
-    assert max(residual[100:]) < 1e-3 * 10 * 9.81
-
-
-def sole_boxes(model, feet=("leg_left_6_link", "leg_right_6_link"), band=0.002):
-    """The model with each foot's collision mesh replaced by a 2 cm box under the sole: the bounding box of the
-    hull vertices within ``band`` of the lowest one (Talos's sole hull is not flat to the millimetre, and a
-    foot would stand on its lowest vertex)."""
-    bodies = [model.body_index(f) for f in feet]
-    geometries = []
-    for g in model.geometries:
-        if g.role == "collision" and g.body in bodies:
-            V = np.vstack([s.vertices for s in shapes_of(g, True)]) @ g.R.T + g.p
-            sole = V[V[:, 2] < V[:, 2].min() + band]
-            lo, hi = sole.min(axis=0), sole.max(axis=0)
-            g = replace(g, kind="box", size=(hi[0] - lo[0], hi[1] - lo[1], 0.02), R=np.eye(3), mesh_path=None,
-                        p=np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, V[:, 2].min() + 0.01]))
-        geometries.append(g)
-    return replace(model, geometries=tuple(geometries))
+    assert all(converged[100:])
 
 
 def test_talos_stands_ten_seconds(tmp_path):
     """Talos (floating base, rigid feet) in the half-sitting posture of scenes/default.xml under joint PD posture
     control with the standing torques (``stance-pd``, kp = 2000, kd = 20; with the scene's kp = 400 the posture is
     an inverted pendulum stiffer ankles must hold, and it falls after ~3 s): over 10 s its feet neither slide nor
-    sink by more than 1 mm (it starts 0.3 mm above the ground) and its base stays within 5 mm."""
+    sink by more than 1 mm (it starts 0.3 mm above the ground) and its base stays within 5 mm. The feet are
+    Talos's own collision meshes: soles flat to 0.2 mm inside a rim 1-3 mm higher (collision/reduction.py)."""
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "".join(ET.tostring(j, encoding="unicode") for j in talos.findall("Joint"))
     path = tmp_path / "talos.xml"
@@ -70,9 +52,7 @@ def test_talos_stands_ten_seconds(tmp_path):
         <Controller plugin="stance-pd" target="talos" kp="2000" kd="20"/></Universe>""")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                 # mimic joints, non-watertight meshes
-        universe = load_universe(path)
-    talos = universe.multibodies[0]
-    sim = Simulation(replace(universe, multibodies=(replace(talos, model=sole_boxes(talos.model)),)))
+        sim = Simulation(load_universe(path))
     model, run = sim.runs[0].model, sim.runs[0]
     feet = [model.body_index(f) for f in ("leg_left_6_link", "leg_right_6_link")]
 
@@ -87,6 +67,7 @@ def test_talos_stands_ten_seconds(tmp_path):
     assert drift < 1e-3
     assert np.abs(run.q[:3] - base).max() < 5e-3
     assert len(sim.contacts) == 8 and np.all(np.abs(sim.contacts.depth) < 1e-3)
+    assert sim.solver_stats["groups"][0].converged
 
 
 def test_five_bar_closure_holds_ten_seconds(tmp_path):
