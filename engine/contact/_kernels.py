@@ -25,7 +25,7 @@ PIVOT_TOL = 1e-9            # Lemke: pivot candidates above this times the large
 REGULAR_TOL = 1e-10         # det W_ii / (W_nn W_t1t1 W_t2t2) above this: W_ii is invertible
 POLISH_BELOW = 0.5          # the active-set step (polish) is tried once eq. 3.34 is below this …
 POLISH_EVERY = 4            # … at most every this many sweeps
-POLISH_RCOND = 1e-10        # eigenvalues of W_SS below this times the largest are treated as zero
+POLISH_RCOND = 1e-10        # pivots of W_SS below this times its largest diagonal are treated as zero
 
 
 @njit(cache=True, nogil=True)
@@ -404,8 +404,7 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     """Active-set step: when every contact either sticks (its force strictly inside the cone) or carries no
     force, solve the sticking and bilateral rows S exactly for v_S = 0:
 
-        W_SS f_S⁺ = W_SS f_S − v_S,   f_S⁺ the least-squares solution of least norm (eigenvalues of W_SS below
-                                       POLISH_RCOND × the largest are dropped),
+        W_SS f_S⁺ = W_SS f_S − v_S,   f_S⁺ the least-squares solution of least norm (``least_norm_solve``),
 
     and keep it if every sticking force stays in its cone and the natural residual decreases. On a hyperstatic
     set (a foot on 4 points: W_SS singular) Gauss–Seidel converges linearly and slowly, moving internal forces
@@ -433,12 +432,7 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
             A[i, j] = W[rows[i], rows[j]]
             acc += A[i, j] * f[rows[j]]
         rhs[i] = acc
-    lam, Q = np.linalg.eigh(A)
-    y = Q.T @ rhs
-    cut = POLISH_RCOND * max(lam[m - 1], 0.0)
-    for i in range(m):
-        y[i] = y[i] / lam[i] if lam[i] > cut else 0.0
-    fS = Q @ y
+    fS = least_norm_solve(A, rhs)
     for blk in range(len(block_kind)):                         # the new sticking forces must be in their cones
         s = block_start[blk]
         if block_kind[blk] == CONTACT and f[s] > 0.0:
@@ -459,6 +453,91 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     f[:] = f_old
     v[:] = v_old
     return residual
+
+
+@njit(cache=True, nogil=True)
+def least_norm_solve(A, b):
+    """y = A⁺ b for A (m, m) symmetric positive semidefinite, by a pivoted Cholesky factorisation (overwrites A).
+
+    P A Pᵀ = B Bᵀ with B (m, r) lower trapezoidal, r the number of pivots above POLISH_RCOND × max diag A.
+    Then A⁺ = Pᵀ B (BᵀB)⁻² Bᵀ P, so y = Pᵀ B G⁻¹ G⁻¹ Bᵀ P b with G = BᵀB (r × r, positive definite).
+    """
+    m = A.shape[0]
+    perm = np.arange(m)
+    B = np.zeros((m, m))
+    cut = 0.0
+    for i in range(m):
+        cut = max(cut, A[i, i])
+    cut *= POLISH_RCOND
+    r = 0
+    while r < m:
+        j = r                                        # pivot: the largest remaining diagonal
+        for i in range(r + 1, m):
+            if A[i, i] > A[j, j]:
+                j = i
+        if A[j, j] <= cut:
+            break
+        _swap(A, B, perm, r, j)
+        d = math.sqrt(A[r, r])
+        for i in range(r, m):
+            B[i, r] = A[i, r] / d
+        for i in range(r + 1, m):                    # Schur complement
+            for k in range(r + 1, i + 1):
+                A[i, k] -= B[i, r] * B[k, r]
+                A[k, i] = A[i, k]
+        r += 1
+    Bb = np.zeros(r)                                 # c = Bᵀ P b
+    for k in range(r):
+        for i in range(k, m):
+            Bb[k] += B[i, k] * b[perm[i]]
+    G = np.zeros((r, r))
+    for k in range(r):
+        for l in range(k + 1):
+            for i in range(k, m):
+                G[k, l] += B[i, k] * B[i, l]
+            G[l, k] = G[k, l]
+    L = np.linalg.cholesky(G)
+    w = _cholesky_solve(L, _cholesky_solve(L, Bb))
+    y = np.zeros(m)
+    for i in range(m):
+        acc = 0.0
+        for k in range(min(i + 1, r)):
+            acc += B[i, k] * w[k]
+        y[perm[i]] = acc
+    return y
+
+
+@njit(cache=True, nogil=True)
+def _swap(A, B, perm, r, j):
+    """Symmetric swap of rows and columns r, j of A (and of the rows of B built so far)."""
+    if j == r:
+        return
+    for k in range(A.shape[0]):
+        A[r, k], A[j, k] = A[j, k], A[r, k]
+    for k in range(A.shape[0]):
+        A[k, r], A[k, j] = A[k, j], A[k, r]
+    for k in range(r):
+        B[r, k], B[j, k] = B[j, k], B[r, k]
+    perm[r], perm[j] = perm[j], perm[r]
+
+
+@njit(cache=True, nogil=True)
+def _cholesky_solve(L, c):
+    """x with L Lᵀ x = c."""
+    n = c.shape[0]
+    z = np.empty(n)
+    for i in range(n):
+        acc = c[i]
+        for k in range(i):
+            acc -= L[i, k] * z[k]
+        z[i] = acc / L[i, i]
+    x = np.empty(n)
+    for i in range(n - 1, -1, -1):
+        acc = z[i]
+        for k in range(i + 1, n):
+            acc -= L[k, i] * x[k]
+        x[i] = acc / L[i, i]
+    return x
 
 
 @njit(cache=True, nogil=True)

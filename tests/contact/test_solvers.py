@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
+from engine.contact._kernels import least_norm_solve
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
 
@@ -143,6 +144,15 @@ def test_four_legged_table_normal_forces_sum_to_mg(mu):
         assert f[0::3].sum() == pytest.approx(1.0 * G, abs=1e-6), name
         np.testing.assert_allclose(W @ f + v_free, 0.0, atol=1e-9)   # the table stays at rest
         assert stats.cone_violation <= 1e-12
+
+
+@pytest.mark.parametrize("rank", [1, 5, 12, 18])
+def test_least_norm_solve_is_the_pseudo_inverse(rank):
+    # A = J Jᵀ of rank r (18 x 18), b with a part outside the range: y = A⁺ b as numpy's pinv gives it
+    J = RNG.normal(size=(18, rank)) * np.logspace(0, -3, rank)
+    A, b = J @ J.T, RNG.normal(size=18)
+    np.testing.assert_allclose(least_norm_solve(A.copy(), b), np.linalg.pinv(A, rcond=1e-10, hermitian=True) @ b,
+                               rtol=1e-7, atol=1e-7 * np.abs(np.linalg.pinv(A, hermitian=True) @ b).max())
 
 
 @pytest.mark.parametrize("name", GS_SOLVERS)
