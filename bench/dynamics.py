@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engine  # noqa: E402
 from engine import dynamics as dyn  # noqa: E402
 from engine.model.paths import example_robot_data_dir  # noqa: E402
+from engine.model.pinocchio_layout import pinocchio_q  # noqa: E402
 
 # (title, URDF, floating base, frame of the Jacobian benchmark)
 ROBOTS = [("Talos (floating base)", "talos_data/robots/talos_reduced.urdf", True, "gripper_left_base_link"),
@@ -40,17 +41,6 @@ def load(path, floating):
         model = engine.load_model(full, floating_base=floating)
     pm = pin.buildModelFromUrdf(full, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(full)
     return model, pm
-
-
-def pinocchio_q(model, pm, q):
-    """Continuous joints: one angle here, (cos, sin) in Pinocchio."""
-    parts = []
-    for j in model.joints:
-        block = q[j.idx_q:j.idx_q + j.nq]
-        if pm.joints[j.body + 1].nq == 2 and j.nq == 1:
-            block = np.array([np.cos(block[0]), np.sin(block[0])])
-        parts.append(block)
-    return np.concatenate(parts)
 
 
 def cases(model, pm, frame):

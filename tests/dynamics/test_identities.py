@@ -132,7 +132,8 @@ SCRIPT = """
 import numpy as np
 from engine.dynamics import aba, crba, kinetic_energy, rnea, frame_jacobian, com_jacobian
 from tests.dynamics.test_identities import geared, MODELS, random_q
-from tests.dynamics.test_pinocchio import robot, pinocchio_q
+from tests.dynamics.test_pinocchio import robot
+from engine.model.pinocchio_layout import pinocchio_q
 import pinocchio as pin
 for name in ("ur5", "random_tree"):
     model = geared(MODELS[name], seed=9)

@@ -16,6 +16,7 @@ from engine.dynamics import (aba, centroidal_momentum, com, com_jacobian, crba, 
                              point_jacobian, potential_energy, rnea)
 from engine.model.model import JointType
 from engine.model.paths import example_robot_data_dir
+from engine.model.pinocchio_layout import pinocchio_q
 from tests.dynamics.random_trees import random_model, to_pinocchio
 
 RTOL = 1e-9
@@ -64,19 +65,6 @@ def random_q(model, rng):
 
 def _unit(x):
     return x / np.linalg.norm(x)
-
-
-def pinocchio_q(model, pm, q):
-    """Our q in Pinocchio's layout: a continuous joint is one angle here and (cos, sin) there."""
-    parts = []
-    for j in model.joints:
-        block = q[j.idx_q:j.idx_q + j.nq]
-        if pm.joints[j.body + 1].nq == 2 and j.nq == 1:
-            block = np.array([np.cos(block[0]), np.sin(block[0])])
-        parts.append(block)
-    out = np.concatenate(parts) if parts else np.zeros(0)
-    assert out.shape == (pm.nq,)
-    return out
 
 
 def passive(model, q, v):
