@@ -9,7 +9,6 @@ import logging
 import traceback
 from pathlib import Path
 
-import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 import engine
@@ -18,6 +17,7 @@ from app.docks.log import LogDock
 from app.docks.plots import PlotsDock
 from app.docks.scene_tree import SceneTreeDock
 from app.docks.timing import TimingDock
+from app.interaction import Interaction
 from app.menus import SPEEDS, build_menus
 from app.physics_thread import PhysicsThread
 from app.recording import Recorder, write_video
@@ -34,11 +34,12 @@ VIDEO_FPS = 30.0
 SCENE_SUFFIXES = (".xml", ".urdf")
 
 
-def load_scene(path):
-    """A Universe from a universe XML, or from a URDF alone (dropped on a ground plane, floating base)."""
+def load_scene(path, floating_base: bool = True):
+    """A Universe from a universe XML, or from a URDF alone (dropped on a ground plane, with a floating base
+    unless ``floating_base`` is False)."""
     path = Path(path)
     if path.suffix.lower() == ".urdf":
-        return engine.universe_from_urdf(path)
+        return engine.universe_from_urdf(path, floating_base=floating_base)
     return engine.load_universe(path)
 
 
@@ -58,6 +59,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(central)
         self.scene_dock, self.inspector = SceneTreeDock(self), InspectorDock(self)
         self.plots, self.timing, self.log = PlotsDock(self), TimingDock(self), LogDock(self)
+        self.interaction = self.viewport.interaction = Interaction(self.viewport, self.log)
         area = QtCore.Qt.DockWidgetArea
         self.addDockWidget(area.LeftDockWidgetArea, self.scene_dock)
         self.addDockWidget(area.LeftDockWidgetArea, self.inspector)
@@ -90,13 +92,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timer.start()
 
     # ---- files ------------------------------------------------------------------------------------------
-    def open_scene(self, path) -> bool:
-        """Load a universe XML or a URDF and show it; on error keep the current scene, log and show a dialog."""
+    def open_scene(self, path, floating_base: bool = True) -> bool:
+        """Load a universe XML or a URDF (``floating_base``: see ``load_scene``) and show it; on error keep the
+        current scene, log and show a dialog."""
         QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
         self.statusBar().showMessage(f"loading {path}…")
         QtWidgets.QApplication.processEvents()
         try:
-            universe = load_scene(path)
+            universe = load_scene(path, floating_base)
             self._start(universe)
         except Exception as exc:  # a broken file (ArticulaError with file:line) or anything a loader raised
             self.show_error(f"Could not open {path}", exc)
@@ -130,12 +133,13 @@ class MainWindow(QtWidgets.QMainWindow):
         stride = max(1, round(1.0 / (RECORD_RATE * universe.time_step)))
         self.recorder = Recorder(capacity=int(RECORD_SECONDS / (stride * universe.time_step)) + 1, stride=stride)
         self.physics = PhysicsThread(simulation, self.recorder, speed=self.speed())
+        self.interaction.start(universe, simulation, self.physics, self.recorder)
         self.universe, self.pending_universe = universe, None
         self._version, self.frame = self.physics.latest.get()
         self.viewport.show_snapshot(self.frame.snapshot)
         self.scene_dock.set_universe(universe)
         self.inspector.set_universe(universe)
-        self.plots.set_universe(universe, self.frame.snapshot)
+        self.plots.set_universe(universe)
         self.timing.set_time_step(universe.time_step)
         self.timeline.set_length(1, follow=True)
         self.setWindowTitle(f"Articula — {universe.name} ({universe.source})")
@@ -240,7 +244,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if len(times) < 2:
             self.show_error("Nothing to export", ValueError("the recording holds fewer than two frames"))
             return
-        indices = [self.recorder.index_at(t) for t in np.arange(times[0], times[-1], 1.0 / fps)]
+        count = int((times[-1] - times[0]) * fps + 1e-6) + 1            # both ends of the recording
+        indices = [self.recorder.index_at(times[0] + k / fps + 1e-9) for k in range(count)]   # 1e-9: round-off
         self.physics.pause().result(timeout=10)
         size = (self.viewport.width() // 16 * 16, self.viewport.height() // 16 * 16)   # codecs' macroblocks
         progress = QtWidgets.QProgressDialog("Rendering the video…", "Cancel", 0, len(indices), self)
@@ -344,6 +349,7 @@ class MainWindow(QtWidgets.QMainWindow):
         event.acceptProposedAction()
 
     def _stop_physics(self):
+        self.interaction.stop()
         if self.physics is not None:
             self.physics.stop()
             self.physics = None

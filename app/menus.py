@@ -33,6 +33,7 @@ def build_menus(window) -> Actions:
     bar = window.menuBar()
     file = bar.addMenu("&File")
     _action(file, "&Open…", partial(_open_dialog, window), QtGui.QKeySequence.StandardKey.Open)
+    _action(file, "Open URDF with a &Fixed Base…", partial(_open_dialog, window, floating_base=False))
     actions.recent_menu = file.addMenu("Open &Recent")
     actions.update_recent(window.recent_files())
     file.addSeparator()
@@ -99,11 +100,11 @@ def _toggle(menu, text, on, slot):
     return action
 
 
-def _open_dialog(window):
-    path, _ = QtWidgets.QFileDialog.getOpenFileName(window, "Open a universe or a robot", "",
-                                                    "Universe or URDF (*.xml *.urdf);;All files (*)")
+def _open_dialog(window, floating_base=True):
+    filters = "Universe or URDF (*.xml *.urdf);;All files (*)" if floating_base else "URDF (*.urdf)"
+    path, _ = QtWidgets.QFileDialog.getOpenFileName(window, "Open a universe or a robot", "", filters)
     if path:
-        window.open_scene(path)
+        window.open_scene(path, floating_base)
 
 
 def _scene_open(window) -> bool:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 
 PUBLISH_PERIOD = 1.0 / 120.0   # s of wall clock between two published frames while playing
 MAX_LAG = 0.1                  # s: further behind real time, the pacing gives up catching up (RTF < 1)
+MAX_LEAD = 0.004               # s: the pacing sleeps only once this far ahead of the wall clock (every sleep
+                               # costs up to a thread switch interval to take the GIL back from the drawing)
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class PhysicsThread(threading.Thread):
         self._window: deque = deque(maxlen=64)  # (wall clock, simulated time) samples for the RTF
         self._rtf = 0.0
         self._shown = (None, None)         # contacts and external inputs shown instead of the simulation's
+        self.inputs = ()                   # f(simulation) run before each step: device ports (replace, never mutate)
         if recorder is not None and not len(recorder):
             recorder.append(simulation)
         self._publish()
@@ -162,7 +165,7 @@ class PhysicsThread(threading.Thread):
         while self.playing and (now := time.perf_counter()) - start < duration:
             if self.speed is not None:
                 due = self._anchor[0] + (sim.time - self._anchor[1]) / self.speed   # wall time of this state
-                if due > now:
+                if due > now + MAX_LEAD:
                     time.sleep(min(due - now, start + duration - now))
                     continue
                 if due < now - MAX_LAG:
@@ -177,6 +180,8 @@ class PhysicsThread(threading.Thread):
 
     def _advance_one(self):
         sim = self._sim
+        for write in self.inputs:          # devices write their inputs first (seed 000 Fig 2.3)
+            write(sim)
         sim.step(1)
         self._shown = (None, None)
         if self.recorder is not None:

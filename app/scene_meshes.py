@@ -1,8 +1,8 @@
 """Triangles to draw for each geometry of a universe, in the frame of the body that carries it.
 
-Visual meshes are loaded once through ``engine.model.meshes.load_mesh`` (cached by path and scale) and, when
-they are huge, decimated once here (quadric decimation) so that a whole humanoid stays within a budget that a
-software OpenGL renderer draws at interactive rates. Primitives (box, sphere, cylinder, capsule, plane) are
+Visual meshes are loaded once through ``engine.model.meshes.load_mesh`` (cached by path, scale and modification
+time, ``mesh_key``) and, when they are huge, decimated once here (quadric decimation) so that a whole humanoid
+stays within a budget that a software OpenGL renderer draws at interactive rates. Primitives (box, sphere, cylinder, capsule, plane) are
 tessellated by trimesh. Shading is smooth inside smooth regions and sharp across creases (trimesh's
 ``smooth_shade``: vertices are split where the dihedral angle exceeds ``CREASE_ANGLE``).
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
-from engine.model.meshes import load_mesh
+from engine.model.meshes import load_mesh, mesh_key
 
 MAX_FACES_PER_MESH = 600    # visual meshes above this are decimated once at load
 PLANE_DEFAULT_SIZE = 20.0   # metres, for an infinite plane without a drawn size
@@ -37,19 +37,20 @@ class Triangles:
 
 def geometry_triangles(geom) -> Triangles:
     """The triangles of a ``Geometry`` in the frame of its body (its placement (R, p) applied)."""
-    return _shape_triangles(geom.kind, tuple(float(s) for s in geom.size), geom.mesh_path,
-                            tuple(float(s) for s in geom.mesh_scale)).placed(geom.R, geom.p)
+    key = mesh_key(geom.mesh_path, geom.mesh_scale) if geom.kind == "mesh" else None
+    return _shape_triangles(geom.kind, tuple(float(s) for s in geom.size), key).placed(geom.R, geom.p)
 
 
-@lru_cache(maxsize=None)
-def _shape_triangles(kind, size, mesh_path, mesh_scale) -> Triangles:
-    return _triangles(_trimesh(kind, size, mesh_path, mesh_scale))
+@cache
+def _shape_triangles(kind, size, mesh) -> Triangles:
+    return _triangles(_trimesh(kind, size, mesh))
 
 
-def _trimesh(kind, size, mesh_path, mesh_scale):
+def _trimesh(kind, size, mesh):
+    """A trimesh of a primitive, or of the mesh file of ``mesh`` = ``mesh_key(path, scale)``."""
     import trimesh
     if kind == "mesh":
-        return decimated(load_mesh(mesh_path, mesh_scale), MAX_FACES_PER_MESH)
+        return decimated(load_mesh(*mesh[:2]), MAX_FACES_PER_MESH)
     if kind == "box":
         return trimesh.creation.box(extents=size)
     if kind == "sphere":

@@ -1,5 +1,5 @@
 """The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques,
-contact forces per body, energy, centre of mass and ZMP.
+contact forces per body, energy, centre of mass and ZMP, the user's force (mouse or haptic device).
 
 * Centre of mass of a multibody: c = sum_i m_i (R_i c_i + p_i) / sum_i m_i (body CoMs in the world).
 * ZMP on flat ground: the centre of pressure of the contact forces whose normal is within 45 degrees of the
@@ -31,23 +31,31 @@ class Signal:
         return f"{self.group}/{self.name}"
 
 
-def catalogue(universe, snapshot) -> list:
-    """Every signal the universe offers, grouped by multibody, then contacts and energy (joint torques when
-    the snapshot carries them)."""
+def catalogue(universe, snapshot=None) -> list:
+    """Every signal the universe offers: energy, then per multibody its joints' q, v and applied torques τ,
+    base position, centre of mass and ZMP, then contact forces per body and the user's force (``snapshot``
+    is not needed: every snapshot carries all of these)."""
     signals = [Signal("energy", "kinetic", "J", lambda s: s.energy[0]),
                Signal("energy", "potential", "J", lambda s: s.energy[1]),
                Signal("energy", "total", "J", lambda s: s.energy[0] + s.energy[1])]
     for m, mb in enumerate(universe.multibodies):
-        signals += _multibody_signals(m, mb, with_torques=hasattr(snapshot, "tau"))
+        signals += _multibody_signals(m, mb)
     bodies = [f"{mb.name}/{name}" for mb in universe.multibodies for name in mb.model.body_name]
     for name in bodies + [s.name for s in universe.statics]:
         signals += [Signal(f"contact/{name}", "normal force", "N", _contact_force(name, normal=True)),
                     Signal(f"contact/{name}", "tangential force", "N", _contact_force(name, normal=False))]
     signals.append(Signal("contact", "count", "", lambda s: float(len(s.contacts))))
+    signals += [Signal("user force", axis, "N", lambda s, k=k: user_force(s)[k]) for k, axis in enumerate("xyz")]
+    signals.append(Signal("user force", "magnitude", "N", lambda s: float(np.linalg.norm(user_force(s)))))
     return signals
 
 
-def _multibody_signals(m, mb, with_torques: bool) -> list:
+def user_force(snapshot) -> np.ndarray:
+    """Sum of the external forces applied by the user (mouse or haptic device coupling, eq. 3.64), world, N."""
+    return sum((np.asarray(w[:3], float) for _, _, w, _ in snapshot.external), np.zeros(3))
+
+
+def _multibody_signals(m, mb) -> list:
     model, out = mb.model, []
     for joint in model.joints:
         if joint.type == JointType.FREE:
@@ -56,10 +64,9 @@ def _multibody_signals(m, mb, with_torques: bool) -> list:
         if joint.type in (JointType.REVOLUTE, JointType.PRISMATIC):
             unit = "rad" if joint.type == JointType.REVOLUTE else "m"
             out += [Signal(f"{mb.name}/q", joint.name, unit, _entry("q", m, joint.idx_q)),
-                    Signal(f"{mb.name}/v", joint.name, unit + "/s", _entry("v", m, joint.idx_v))]
-            if with_torques:
-                out.append(Signal(f"{mb.name}/tau", joint.name, "N m" if unit == "rad" else "N",
-                                  _entry("tau", m, joint.idx_v)))
+                    Signal(f"{mb.name}/v", joint.name, unit + "/s", _entry("v", m, joint.idx_v)),
+                    Signal(f"{mb.name}/tau", joint.name, "N m" if unit == "rad" else "N",
+                           _entry("tau", m, joint.idx_v))]
     for axis, k in (("x", 0), ("y", 1), ("z", 2)):
         out.append(Signal(f"{mb.name}/centre of mass", axis, "m",
                           lambda s, k=k: centre_of_mass(model, s.body_R[m], s.body_p[m])[k]))

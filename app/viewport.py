@@ -4,7 +4,8 @@ overlays (frames, centres of mass, joint axes, contacts with force arrows and fr
 Drawing is built once per universe and only moved afterwards: the bodies of all multibodies are stacked
 (each multibody contributes its base frame then its bodies; the static world comes last) and drawn by a few
 ``BodyMeshItem``s that receive the stacked world placements of a Snapshot. Mouse: left drag orbits, middle or
-shift + left drag pans, right drag or the wheel zooms.
+shift + left drag pans, right drag or the wheel zooms; a double-click grasps a body with the mouse device, then
+Ctrl/Shift + drag and the wheel move it (``app.interaction``, which the event handlers below delegate to).
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         self.vertical_fov = 45.0                          # degrees, the OpenGL (gluPerspective) convention
         self._offsets = ()                                # stacked index of each multibody's base frame
         self._nstacked = 0
+        self.interaction = None                           # app.interaction.Interaction (mouse as a device)
 
     def devicePixelRatioF(self):
         return self.devicePixelRatio()
@@ -106,6 +108,13 @@ class Viewport(GLViewMixin, QOpenGLWindow):
     def resizeGL(self, w, h):
         """Keep the universe camera's vertical field of view (pyqtgraph's ``fov`` is the horizontal one)."""
         self.opts["fov"] = horizontal_fov(self.vertical_fov, w, h)
+
+    def paintGL(self, *args, **kwargs):
+        """Draw, then wait for the drawing to finish (``glFinish``, a ctypes call that releases the GIL): a
+        software OpenGL (Mesa llvmpipe) rasterizes when the frame is flushed, which would otherwise happen in
+        the buffer swap Qt makes while this thread holds the GIL, stalling the physics thread ~10 ms a frame."""
+        super().paintGL(*args, **kwargs)
+        GL.glFinish()
 
     # ---- updating -------------------------------------------------------------------------------------------
     def show_snapshot(self, snapshot):
@@ -166,8 +175,36 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         return rows[:, :3 * image.width()].reshape(image.height(), image.width(), 3).copy()
 
     # ---- mouse and drops ---------------------------------------------------------------------------------
+    def mousePressEvent(self, ev):
+        super().mousePressEvent(ev)
+        if self.interaction is not None:
+            self.interaction.press(ev.position().x(), ev.position().y())
+
+    def mouseDoubleClickEvent(self, ev):
+        pos = ev.position()
+        if not (self.interaction is not None and ev.button() == QtCore.Qt.MouseButton.LeftButton
+                and self.interaction.double_click(pos.x(), pos.y())):
+            super().mouseDoubleClickEvent(ev)
+
+    def mouseReleaseEvent(self, ev):
+        if self.interaction is not None:
+            self.interaction.button_released()
+        super().mouseReleaseEvent(ev)
+
+    def wheelEvent(self, ev):
+        if not (self.interaction is not None and self.interaction.wheel(ev.angleDelta().y() / 120.0)):
+            super().wheelEvent(ev)
+
+    def keyPressEvent(self, ev):
+        if not (ev.key() == QtCore.Qt.Key.Key_Escape and self.interaction is not None
+                and self.interaction.release()):
+            super().keyPressEvent(ev)
+
     def mouseMoveEvent(self, ev):
         pos = ev.position()
+        if self.interaction is not None and self.interaction.move(pos.x(), pos.y(), ev.buttons(), ev.modifiers()):
+            self.mousePos = pos
+            return
         diff = pos - getattr(self, "mousePos", pos)
         buttons, shift = ev.buttons(), ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
         if buttons == QtCore.Qt.MouseButton.RightButton:

@@ -13,6 +13,7 @@ compete for the CPU without pause. The real-time factor is simulated time over w
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -72,7 +73,8 @@ def main():
     window.viewport.makeCurrent()
     renderer = GL.glGetString(GL.GL_RENDERER).decode()
     print(f"renderer: {renderer}; 3D view {window.viewport.width()} x {window.viewport.height()} px; "
-          f"{sum(len(item._faces) for item, _ in window.viewport.layers['visual'])} triangles drawn")
+          f"{sum(len(item._faces) for item, _ in window.viewport.layers['visual'])} triangles drawn; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores before the runs")
     print(f"{'physics':>22} {'fps':>7} {'new states/s':>13} {'real-time factor':>17}")
     for label in ("paused", "real time", "as fast as possible"):
         if label != "paused":

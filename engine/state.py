@@ -54,6 +54,7 @@ class Snapshot:
     step: int
     q: tuple
     v: tuple
+    tau: tuple           # per multibody (nv,): joint torques the controllers applied during the last step
     base_R: tuple
     base_p: tuple
     body_R: tuple        # per multibody (nb, 3, 3): body frames in the world

@@ -116,13 +116,12 @@ class InspectorDock(QtWidgets.QDockWidget):
             return []
         m = sel.multibody
         if sel.kind == "multibody":
-            return [("q", _fmt(snapshot.q[m])), ("v", _fmt(snapshot.v[m]))]
+            return [("q", _fmt(snapshot.q[m])), ("v", _fmt(snapshot.v[m])), ("τ", _fmt(snapshot.tau[m]))]
         model, b = u.multibodies[m].model, sel.index
         iq, nq = model.joint_idx_q[b], model.joint_nq[b]
         iv, nv = model.joint_idx_v[b], model.joint_nv[b]
-        rows = [("joint q", _fmt(snapshot.q[m][iq:iq + nq])), ("joint v", _fmt(snapshot.v[m][iv:iv + nv]))]
-        if hasattr(snapshot, "tau"):
-            rows.append(("joint τ", _fmt(snapshot.tau[m][iv:iv + nv])))
+        rows = [("joint q", _fmt(snapshot.q[m][iq:iq + nq])), ("joint v", _fmt(snapshot.v[m][iv:iv + nv])),
+                ("joint τ", _fmt(snapshot.tau[m][iv:iv + nv]))]
         if sel.kind == "body":
             fn, ft = contact_forces_on(snapshot.contacts, f"{u.multibodies[m].name}/{model.body_name[b]}")
             rows += [("position (world)", _fmt(snapshot.body_p[m][b])),

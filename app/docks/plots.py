@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtWidgets
 from app.signals import catalogue
 
 HISTORY = 6000          # samples kept per signal
-REDRAW_EVERY = 3        # frames between two redraws of the curves
+REDRAW_EVERY = 6        # frames between two redraws of the curves (~10 Hz at 60 frames per second)
 
 
 class PlotsDock(QtWidgets.QDockWidget):
@@ -50,10 +50,10 @@ class PlotsDock(QtWidgets.QDockWidget):
         self.times: deque = deque(maxlen=HISTORY)
         self._frames = 0
 
-    def set_universe(self, universe, snapshot):
+    def set_universe(self, universe):
         self.tree.blockSignals(True)
         self.tree.clear()
-        self.signals = {s.key: s for s in catalogue(universe, snapshot)}
+        self.signals = {s.key: s for s in catalogue(universe)}
         groups = {}
         for key, signal in self.signals.items():
             parent = self.tree

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 import fcl
@@ -134,7 +135,13 @@ def _counter_clockwise(vertices, indices, normal):
 
 def convex_shape(hull) -> Shape:
     """A CONVEX shape from a trimesh convex hull: vertices, merged polygonal faces, FCL ``Convex``."""
-    vertices = np.asarray(hull.vertices, dtype=float)
+    return _polytope_shape(*_polytope(hull))
+
+
+def _polytope(hull) -> tuple:
+    """(vertices (nv, 3), ((outward normal, polygon counter-clockwise), ...), triangles (nt, 3)) of a hull,
+    read-only (they are cached and shared by the shapes built from them)."""
+    vertices = np.array(hull.vertices, dtype=float)
     groups = [np.asarray(f) for f in hull.facets]
     in_facet = np.zeros(len(hull.faces), dtype=bool)
     for tris in groups:
@@ -143,11 +150,34 @@ def convex_shape(hull) -> Shape:
     faces = []
     for tris in groups:
         polygon = _counter_clockwise(vertices, np.unique(hull.faces[tris]), hull.face_normals[tris[0]])
-        faces.append((_newell_normal(vertices[polygon]), polygon))
+        faces.append((_read_only(_newell_normal(vertices[polygon])), _read_only(polygon)))
+    return _read_only(vertices), tuple(faces), _read_only(np.array(hull.faces, dtype=np.int64))
+
+
+def _polytope_shape(vertices, faces, triangles) -> Shape:
+    """A CONVEX shape from ``_polytope``'s arrays, with its own FCL ``Convex`` (the narrowphase tells the two
+    sides of a contact apart by their FCL geometry, so shapes never share one)."""
     lo, hi = vertices.min(axis=0), vertices.max(axis=0)
-    triangles = np.hstack([np.full((len(hull.faces), 1), 3), hull.faces]).ravel()
-    return Shape(CONVEX, 0.5 * (hi - lo), 0.0, vertices, tuple(faces), 0.5 * (lo + hi), 0.5 * (hi - lo),
-                 fcl.Convex(vertices, len(hull.faces), triangles))
+    fcl_faces = np.hstack([np.full((len(triangles), 1), 3), triangles]).ravel()
+    return Shape(CONVEX, 0.5 * (hi - lo), 0.0, vertices, faces, 0.5 * (lo + hi), 0.5 * (hi - lo),
+                 fcl.Convex(vertices, len(triangles), fcl_faces))
+
+
+@cache
+def _hull_polytope(key) -> tuple:
+    """``_polytope`` of the convex hull of the mesh of ``key`` (``meshes.mesh_key``): computed once per file
+    version, not at every Simulation built on it."""
+    return _polytope(meshes.convex_hull(*key[:2]))
+
+
+@cache
+def _decomposition_polytopes(key) -> tuple:
+    return tuple(_polytope(piece) for piece in meshes.convex_decomposition(*key[:2]))
+
+
+def _read_only(a):
+    a.setflags(write=False)
+    return a
 
 
 def _newell_normal(polygon):
@@ -171,6 +201,7 @@ def _mesh_shapes(g, label, mobile) -> list:
     mode = g.collision_mode
     if mode not in ("mesh", "convex", "decompose"):
         raise ValueError(f"{label}: collision_mode must be 'mesh', 'convex' or 'decompose', got {mode!r}")
+    key = meshes.mesh_key(g.mesh_path, g.mesh_scale)
     mesh = meshes.load_mesh(g.mesh_path, g.mesh_scale)
     if mode == "mesh" and not mobile:
         return [mesh_shape(mesh, _support(g, mesh))]
@@ -182,14 +213,14 @@ def _mesh_shapes(g, label, mobile) -> list:
     if mode == "mesh" and not mesh.is_watertight:
         warnings.warn(f"{label}: mesh {g.mesh_path} is not watertight; its convex hull is used", MeshWarning,
                       stacklevel=4)
-        return [convex_shape(hull)]
+        return [_polytope_shape(*_hull_polytope(key))]
     if mode == "convex" or abs(mesh.volume) >= CONVEX_FILL * hull.volume:
-        return [convex_shape(hull)]
+        return [_polytope_shape(*_hull_polytope(key))]
     try:
-        return [convex_shape(piece) for piece in meshes.convex_decomposition(g.mesh_path, g.mesh_scale)]
+        return [_polytope_shape(*piece) for piece in _decomposition_polytopes(key)]
     except ModelError as exc:
         warnings.warn(f"{label}: {exc}; the convex hull is used", MeshWarning, stacklevel=4)
-        return [convex_shape(hull)]
+        return [_polytope_shape(*_hull_polytope(key))]
 
 
 def _support(g, mesh):

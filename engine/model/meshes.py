@@ -1,6 +1,8 @@
 """Loading triangle meshes (STL, OBJ, DAE, PLY, ...) through trimesh, shared by collision and rendering.
 
-``load_mesh(path, scale)`` returns one cleaned ``trimesh.Trimesh`` in metres, cached by (path, scale):
+``load_mesh(path, scale)`` returns one cleaned ``trimesh.Trimesh`` in metres, cached by ``mesh_key(path,
+scale)`` = (resolved path, scale, modification time): opening a scene again reuses the meshes, and a file
+edited on disk is read again:
 
 * a file holding a scene (DAE, multi-object OBJ) becomes a single mesh, each node's transform applied;
 * COLLADA ``<unit meter="...">`` is applied (as assimp, hence RViz and Pinocchio, do);
@@ -28,18 +30,18 @@ class MeshWarning(UserWarning):
 
 
 def load_mesh(path, scale=(1.0, 1.0, 1.0)):
-    """The cleaned mesh of ``path`` scaled by ``scale`` (metres), shared and cached by (path, scale)."""
-    return _load(*_key(path, scale))
+    """The cleaned mesh of ``path`` scaled by ``scale`` (metres), shared and cached by ``mesh_key``."""
+    return _load(*mesh_key(path, scale))
 
 
 def convex_hull(path, scale=(1.0, 1.0, 1.0)):
     """The convex hull of ``load_mesh(path, scale)`` (cached); ``ModelError`` when the mesh is flat."""
-    return _hull(*_key(path, scale))
+    return _hull(*mesh_key(path, scale))
 
 
 def convex_decomposition(path, scale=(1.0, 1.0, 1.0)) -> tuple:
     """Approximate convex decomposition (V-HACD through trimesh and ``vhacdx``) as a tuple of hulls (cached)."""
-    return _decomposition(*_key(path, scale))
+    return _decomposition(*mesh_key(path, scale))
 
 
 def _read_vrml(path):
@@ -53,15 +55,22 @@ def _read_vrml(path):
     return mesh
 
 
-def _key(path, scale):
+def mesh_key(path, scale=(1.0, 1.0, 1.0)) -> tuple:
+    """The cache key of a mesh: (resolved path, scale (sx, sy, sz), modification time in ns, or -1 when the
+    file is missing); shapes derived from a mesh elsewhere are cached under the same key."""
     scale = tuple(float(s) for s in np.broadcast_to(np.asarray(scale, dtype=float), (3,)))
     if not all(np.isfinite(scale)) or any(s == 0.0 for s in scale):
         raise ModelError("mesh scale factors must be finite and non-zero", str(path), value=scale)
-    return str(Path(path).resolve()), scale
+    path = Path(path).resolve()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        mtime = -1
+    return str(path), scale, mtime
 
 
 @cache
-def _load(path: str, scale: tuple):
+def _load(path: str, scale: tuple, mtime: int):
     import trimesh
     if not Path(path).is_file():
         raise ModelError("mesh file not found", path)
@@ -106,8 +115,8 @@ def _unit_scale(loaded) -> float:
 
 
 @cache
-def _hull(path, scale):
-    mesh = _load(path, scale)
+def _hull(path, scale, mtime):
+    mesh = _load(path, scale, mtime)
     spread = np.linalg.svd(mesh.vertices - mesh.vertices.mean(axis=0), compute_uv=False)
     if mesh.vertices.shape[0] < 4 or spread[2] <= 1e-9 * spread[0]:
         raise ModelError("mesh is flat (all vertices in a plane or on a line): it has no convex hull", path)
@@ -118,9 +127,9 @@ def _hull(path, scale):
 
 
 @cache
-def _decomposition(path, scale):
+def _decomposition(path, scale, mtime):
     import trimesh
-    mesh = _load(path, scale)
+    mesh = _load(path, scale, mtime)
     try:
         parts = mesh.convex_decomposition(maxConvexHulls=16)
     except Exception as exc:  # vhacdx missing or failing: the caller falls back to the hull

@@ -102,3 +102,44 @@ def _wait(qapp, condition, timeout=20.0):
             raise TimeoutError("condition not met in time")
         qapp.processEvents()
         time.sleep(0.005)
+
+
+PD_ARM_URDF = """<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial><visual><geometry><box size="0.2 0.2 0.1"/></geometry></visual></link>
+  <link name="upper"><inertial><origin xyz="0 0 0.2"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0 0 0.2"/><geometry><cylinder radius="0.03" length="0.4"/></geometry></visual></link>
+  <link name="fore"><inertial><origin xyz="0 0 0.15"/><mass value="0.5"/>
+    <inertia ixx="0.005" iyy="0.005" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0 0 0.15"/><geometry><cylinder radius="0.02" length="0.3"/></geometry></visual></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="500" velocity="20"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/><origin xyz="0 0 0.4"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="500" velocity="20"/></joint>
+</robot>
+"""
+
+PD_ARM_UNIVERSE = """<?xml version="1.0"?>
+<Universe name="pd-arm">
+  <Settings><TimeStep>0.001</TimeStep></Settings>
+  <MultiBody name="arm">
+    <File>arm.urdf</File>
+    <FloatingBase>false</FloatingBase>
+    <Joint name="shoulder" value="0.3"/>
+    <Joint name="elbow" value="-0.5"/>
+  </MultiBody>
+  <Controller plugin="pd" target="arm" kp="50" kd="3"/>
+</Universe>
+"""
+
+
+@pytest.fixture(scope="session")
+def pd_arm_scene(tmp_path_factory):
+    """A fixed-base two-joint arm held at q0 = (0.3, -0.5) rad by a joint PD (kp 50 N m/rad, kd 3 N m s/rad,
+    effort limits far away): the torque of a step begun at (q, v) is kp (q0 - q) - kd v."""
+    folder = tmp_path_factory.mktemp("pd_arm")
+    (folder / "arm.urdf").write_text(PD_ARM_URDF)
+    (folder / "arm.xml").write_text(PD_ARM_UNIVERSE)
+    return folder / "arm.xml"

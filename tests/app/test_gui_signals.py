@@ -56,11 +56,30 @@ def test_contact_forces_on_a_body_split_into_normal_and_tangential_parts():
 def test_catalogue_offers_joint_base_energy_contact_com_and_zmp_signals(default_universe):
     universe = default_universe
     snapshot = engine.Simulation(universe).snapshot()
-    keys = {s.key for s in catalogue(universe, snapshot)}
-    for key in ("energy/total", "talos/q/leg_left_4_joint", "talos/v/arm_right_1_joint", "talos/base/z",
-                "talos/centre of mass/z", "talos/ZMP/x", "contact/talos/leg_left_6_link/normal force",
+    keys = {s.key for s in catalogue(universe)}
+    for key in ("energy/total", "talos/q/leg_left_4_joint", "talos/v/arm_right_1_joint", "talos/tau/torso_1_joint",
+                "talos/base/z", "talos/centre of mass/z", "talos/ZMP/x", "contact/talos/leg_left_6_link/normal force",
                 "contact/ground/tangential force"):
         assert key in keys
-    values = {s.key: s.value(snapshot) for s in catalogue(universe, snapshot)}
+    values = {s.key: s.value(snapshot) for s in catalogue(universe)}
     assert values["talos/base/z"] == pytest.approx(1.02)
     assert values["energy/total"] == pytest.approx(snapshot.energy[0] + snapshot.energy[1])
+
+
+def test_joint_torque_signals_are_the_controller_torques_of_the_last_step(pd_arm_scene):
+    from engine.state import State
+    universe = engine.load_universe(pd_arm_scene)
+    sim = engine.Simulation(universe)
+    signals = {s.key: s for s in catalogue(universe)}
+    np.testing.assert_array_equal(sim.snapshot().tau[0], [0.0, 0.0])       # no step taken, no torque
+    q, v = np.array([0.4, -0.7]), np.array([0.7, -1.1])
+    sim.set_state(State.capture(0.0, 0, [q], [v]))
+    sim.step(1)
+    # PD: tau = kp (q0 - q) - kd v = 50 (-0.1, 0.2) - 3 (0.7, -1.1) = (-7.1, 13.3) N m
+    snapshot = sim.snapshot()
+    np.testing.assert_allclose(snapshot.tau[0], [-7.1, 13.3], rtol=0, atol=1e-12)
+    assert signals["arm/tau/shoulder"].value(snapshot) == pytest.approx(-7.1, abs=1e-12)
+    assert signals["arm/tau/elbow"].value(snapshot) == pytest.approx(13.3, abs=1e-12)
+    assert signals["arm/tau/elbow"].unit == "N m"
+    sim.reset()
+    np.testing.assert_array_equal(sim.snapshot().tau[0], [0.0, 0.0])

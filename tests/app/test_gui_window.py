@@ -277,3 +277,84 @@ def test_plots_follow_a_signal_and_export_it_as_csv(qapp, window, tmp_path):
     assert window.timing.stages and "ms" in window.timing.summary.text()
     window.plots.select("talos/base/z", on=False)
     window.plots.select("energy/total", on=False)
+
+
+def test_inspector_and_plots_show_the_joint_torques_the_controller_applied(qapp, window, pd_arm_scene, tmp_path):
+    from engine.state import State
+    assert window.open_scene(pd_arm_scene), window.log.text()
+    settle(qapp, window)
+    q, v = np.array([0.4, -0.7]), np.array([0.7, -1.1])
+    window.physics.set_state(State.capture(0.0, 0, [q], [v])).result(30)
+    tree = window.scene_dock.tree
+    tree.setCurrentItem(tree.findItems("elbow", QtCore.Qt.MatchFlag.MatchExactly | QtCore.Qt.MatchFlag.MatchRecursive)[0])
+    window.plots.select("arm/tau/elbow")
+    settle(qapp, window)
+    window.step()
+    wait(qapp, lambda: window.frame.snapshot.step == 1)
+    settle(qapp, window)
+    # joint PD of the scene: tau = kp (q0 - q) - kd v = 50 (-0.5 + 0.7) - 3 (-1.1) = 13.3 N m at the elbow
+    rows = {window.inspector.table.item(r, 0).text(): window.inspector.table.item(r, 1).text()
+            for r in range(window.inspector.table.rowCount())}
+    assert float(rows["joint τ"].strip("[]")) == pytest.approx(13.3, abs=1e-4)
+    window.plots.export_csv(tmp_path / "tau.csv")
+    header, *_, last = (tmp_path / "tau.csv").read_text().splitlines()
+    assert header == "t [s],arm/tau/elbow [N m]"
+    t, tau = (float(x) for x in last.split(","))
+    assert t == window.universe.time_step and tau == pytest.approx(13.3, abs=1e-12)
+    assert window.open_scene(DEFAULT_SCENE)
+    settle(qapp, window)
+
+
+def _view_action(window, text):
+    menu = next(m for m in window.menuBar().findChildren(QtWidgets.QMenu) if m.title() == "&View")
+    return next(a for a in menu.actions() if a.text() == text)
+
+
+def test_view_toggles_show_and_hide_friction_cones_and_link_frames(qapp, window):
+    paused_at_start(qapp, window)
+    window.physics.set_speed(None)
+    window.physics.play(stop_at_step=30)
+    wait(qapp, lambda: window.frame.snapshot.step == 30 and not window.frame.playing)
+    settle(qapp, window)
+    assert len(window.frame.snapshot.contacts) > 0          # Talos stands on its soles
+    shown = window.viewport.grab_array().astype(float)
+    cones = _view_action(window, "Friction cones")
+    assert cones.isChecked()
+    cones.trigger()
+    assert not window.viewport.overlays.items["friction cones"].visible()
+    hidden = window.viewport.grab_array().astype(float)
+    cones.trigger()
+    np.testing.assert_array_equal(window.viewport.grab_array(), shown.astype(np.uint8))
+    assert np.abs(hidden - shown).max() > 0
+    frames = _view_action(window, "Link frames")
+    frames.trigger()
+    assert np.abs(window.viewport.grab_array().astype(float) - shown).mean() > 0.05
+    frames.trigger()
+    window.physics.set_speed(1.0)
+    paused_at_start(qapp, window)
+
+
+def test_the_recording_exports_as_a_video_from_the_window(qapp, window, tmp_path):
+    imageio = pytest.importorskip("imageio.v2")
+    paused_at_start(qapp, window)
+    window.physics.set_speed(None)
+    window.physics.play(stop_at_step=200)
+    wait(qapp, lambda: window.frame.snapshot.step == 200 and not window.frame.playing)
+    window.export_video(tmp_path / "run.gif", fps=50)
+    frames = imageio.mimread(tmp_path / "run.gif")
+    assert len(frames) == 11                                   # 0 to 0.2 s of recording at 50 frames per second
+    assert frames[0].shape[:2] == (window.viewport.height() // 16 * 16, window.viewport.width() // 16 * 16)
+    assert "video of 11 frames" in window.log.text()
+    window.physics.set_speed(1.0)
+    paused_at_start(qapp, window)
+
+
+def test_a_urdf_opens_with_a_fixed_base_when_asked(qapp, window, tmp_path):
+    path = tmp_path / "arm.urdf"
+    path.write_text(URDF)
+    assert window.open_scene(path, floating_base=False)
+    model = window.universe.multibodies[0].model
+    assert [j.type for j in model.joints] == [engine.JointType.REVOLUTE] and model.nq == 1
+    settle(qapp, window)
+    assert window.open_scene(DEFAULT_SCENE)
+    settle(qapp, window)
