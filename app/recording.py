@@ -6,6 +6,12 @@ its contacts and the external wrenches the user or a device applied. The buffer 
 frames. A recording saved to .npz holds plain arrays (per multibody q and v; contacts padded to the largest
 count of a frame) and loads back into the same frames (plugin states are not saved: a loaded recording
 replays, and a run resumed from it starts its plugins afresh).
+
+Haptic devices (issue 7 item 5): the ``SessionRecording`` of each device session attached with
+``attach_device`` is saved with the frames, one row per haptic tick (device trajectory, buttons, forces sent to
+the device, wrench on the body, and the simulation time ``sim_t`` that aligns it with the frames), as arrays
+``device<k>_<column>`` named by ``device_names``; ``devices()`` gives them back, and ``<Device plugin="scripted"
+file="run.npz"/>`` replays a device of a saved recording.
 """
 from __future__ import annotations
 
@@ -38,6 +44,8 @@ class Recorder:
         self.capacity, self.stride = int(capacity), int(stride)
         self._frames: deque = deque(maxlen=self.capacity)
         self._lock = threading.Lock()
+        self._devices: dict = {}       # name -> [SessionRecording, first row of this run]
+        self._loaded_devices: dict = {}  # name -> columns, from a file
 
     def append(self, sim):
         """Record the simulation's current step (every ``stride``-th step, and always step 0)."""
@@ -50,6 +58,29 @@ class Recorder:
     def clear(self):
         with self._lock:
             self._frames.clear()
+            for entry in self._devices.values():
+                entry[1] = len(entry[0])
+
+    # ---- devices ----------------------------------------------------------------------------------------
+    def attach_device(self, name: str, recording):
+        """Save the rows ``recording`` (a ``SessionRecording``) gets from now on with this recording."""
+        with self._lock:
+            self._devices[str(name)] = [recording, len(recording)]
+
+    def devices(self) -> dict:
+        """{device name: columns (``SessionRecording.arrays``)}: the rows of this run, none older than the
+        oldest frame kept."""
+        with self._lock:
+            first = self._frames[0].state.t if self._frames else -np.inf
+            attached = {name: (rec, start) for name, (rec, start) in self._devices.items()}
+            out = dict(self._loaded_devices)
+        for name, (recording, start) in attached.items():
+            columns = recording.arrays_since(start)
+            keep = ~(columns["sim_t"] < first)
+            out[name] = {k: a[keep] for k, a in columns.items()}
+            if len(out[name]["t"]):
+                out[name]["t"] = out[name]["t"] - out[name]["t"][0]
+        return out
 
     def __len__(self):
         return len(self._frames)
@@ -89,6 +120,10 @@ class Recorder:
             arrays[f"v{m}"] = np.stack([f.state.v[m] for f in frames])
         arrays.update(_contact_arrays([f.contacts for f in frames]))
         arrays.update(_external_arrays([f.external for f in frames]))
+        devices = self.devices()
+        arrays["device_names"] = np.array(list(devices), dtype=str)
+        for k, columns in enumerate(devices.values()):
+            arrays.update({f"device{k}_{name}": a for name, a in columns.items()})
         np.savez_compressed(path, **arrays)
 
     @staticmethod
@@ -100,11 +135,20 @@ class Recorder:
             if str(data["format"]) != FORMAT:
                 raise ValueError(f"format {str(data['format'])!r}, expected {FORMAT!r}")
             frames = _frames_from(data)
+            devices = device_arrays(data)
         except (OSError, KeyError, ValueError) as exc:
             raise ValueError(f"{path}: not an Articula recording ({exc})") from exc
         recorder = Recorder(capacity or max(len(frames), 1))
         recorder._frames.extend(frames)
+        recorder._loaded_devices = devices
         return recorder
+
+
+def device_arrays(data) -> dict:
+    """{device name: {column: array}} of a saved recording (files without devices give {})."""
+    names = [str(s) for s in data["device_names"]] if "device_names" in data.files else []
+    return {name: {key[len(f"device{k}_"):]: data[key] for key in data.files if key.startswith(f"device{k}_")}
+            for k, name in enumerate(names)}
 
 
 def _contact_arrays(contacts) -> dict:

@@ -70,15 +70,18 @@ class Log:
 
 
 def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=False) -> int:
+    from engine.interaction.devices import LockstepDevices
     from engine.simulation import Simulation
     universe = open_scene(scene, trust_plugins)
     sim = Simulation(universe)
+    devices = LockstepDevices(sim)     # the scene's devices (e.g. a scripted replay), on simulated time
     steps = int(round(duration / sim.dt))
     log = Log(sim, log_every)
     log.record()
     start, shown = time.perf_counter(), -1
     live = not quiet and sys.stderr.isatty()
     for k in range(steps):
+        devices.before_step()
         sim.step()
         log.record()
         percent = (100 * (k + 1)) // max(steps, 1)
@@ -87,6 +90,7 @@ def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=
             print(f"\r[{'#' * (percent // 4):<25}] {percent:3d}%  t = {sim.time:.3f} s", end="", file=sys.stderr,
                   flush=True)
     wall = time.perf_counter() - start
+    devices.stop()
     if live:
         print(file=sys.stderr)
     print(summary(universe, sim, wall))

@@ -7,9 +7,11 @@
 """
 from engine.interaction.coupling import BodyFeedback, CouplingSettings, ForceGuard, SafetySettings, coupling_gains
 from engine.interaction.device import Device, DeviceError, DeviceState, Workspace, WorkspaceMap
+from engine.interaction.devices import LockstepDevices, session_for, simulation_port
 from engine.interaction.mailbox import Mailbox
 from engine.interaction.mouse import MouseDevice
 from engine.interaction.phantom import PhantomDevice
+from engine.interaction.picking import BodyPicker, ray_triangles
 from engine.interaction.port import GraspedBody, HapticCommand, PhysicsFeedback, PhysicsPort, SimulationBody
 from engine.interaction.proximity import Box, Plane, Proximity, Sphere, union
 from engine.interaction.recording import SessionRecording
@@ -18,8 +20,9 @@ from engine.interaction.session import HapticSession, SessionOutput
 from engine.interaction.thread import HapticThread, RateSummary
 from engine.interaction.touch import GodObject, TouchSettings
 
-__all__ = ["BodyFeedback", "Box", "CouplingSettings", "Device", "DeviceError", "DeviceState", "ForceGuard",
-           "GodObject", "GraspedBody", "HapticCommand", "HapticSession", "HapticThread", "Mailbox", "MouseDevice",
-           "PhantomDevice", "PhysicsFeedback", "PhysicsPort", "Plane", "Proximity", "RateSummary", "SafetySettings",
-           "ScriptedDevice", "SessionOutput", "SessionRecording", "SimulationBody", "Sphere", "TouchSettings",
-           "Workspace", "WorkspaceMap", "coupling_gains", "load_trajectory", "union"]
+__all__ = ["BodyFeedback", "BodyPicker", "Box", "CouplingSettings", "Device", "DeviceError", "DeviceState",
+           "ForceGuard", "GodObject", "GraspedBody", "HapticCommand", "HapticSession", "HapticThread",
+           "LockstepDevices", "Mailbox", "MouseDevice", "PhantomDevice", "PhysicsFeedback", "PhysicsPort",
+           "Plane", "Proximity", "RateSummary", "SafetySettings", "ScriptedDevice", "SessionOutput",
+           "SessionRecording", "SimulationBody", "Sphere", "TouchSettings", "Workspace", "WorkspaceMap",
+           "coupling_gains", "load_trajectory", "ray_triangles", "session_for", "simulation_port", "union"]

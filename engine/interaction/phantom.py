@@ -67,6 +67,8 @@ class PhantomDevice:
     loop stopped or has not updated for ``stale_after`` s.
     """
 
+    kind, stage = "device", "haptic"          # a plugin (engine.interaction.devices)
+
     def __init__(self, device_name: str = "Default Device", *, library: str | None = None,
                  stale_after: float = 0.1, clock=time.monotonic):
         self.name, self.library, self.stale_after, self._clock = device_name, library, stale_after, clock

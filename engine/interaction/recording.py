@@ -2,8 +2,10 @@
 
 ``ChunkedLog`` appends fixed-width rows into preallocated blocks (a new block every ``chunk`` rows, never a copy
 of what is stored), so the haptic thread records at 1 kHz without reallocating.  ``SessionRecording`` names the
-columns; its ``.npz`` holds ``t, position, quaternion, buttons`` (device frame, what ``ScriptedDevice`` replays)
-and ``force, torque`` (sent to the device, device frame) and ``wrench`` (coupling wrench on the body, world).
+columns; its ``.npz`` holds ``t, position, quaternion, buttons`` (device frame, what ``ScriptedDevice`` replays),
+``force, torque`` (sent to the device, device frame), ``wrench`` (coupling wrench on the body, world) and
+``sim_t`` (the simulation time of the physics feedback the tick used, NaN before the first: it aligns the
+session with the simulation's recording, ``app.recording.Recorder``).
 """
 from __future__ import annotations
 
@@ -52,23 +54,52 @@ class ChunkedLog:
         return np.concatenate(parts) if parts else np.empty((0, self.width))
 
 
+class RingLog:
+    """Rows of ``width`` floats in a ring of ``capacity`` rows: one thread appends, another ``take``s what is new
+    (how a haptic process streams its recording to the parent without keeping it)."""
+
+    def __init__(self, width: int, capacity: int = 8192):
+        self.width, self.capacity = int(width), int(capacity)
+        self._ring = np.empty((self.capacity, self.width))
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def row(self) -> np.ndarray:
+        return self._ring[self._n % self.capacity]
+
+    def commit(self) -> None:
+        self._n += 1
+
+    def take(self, start: int):
+        """(rows committed from ``start`` on, a copy; the index to take from next; rows lost to the ring)."""
+        n = self._n
+        lost = max(0, n - start - self.capacity)
+        idx = np.arange(start + lost, n) % self.capacity
+        return self._ring[idx], n, lost
+
+
 class SessionRecording:
-    """What one haptic session did, one row per haptic tick."""
+    """What one haptic session did, one row per haptic tick (``log``: where the rows go, a ``ChunkedLog`` of all
+    of them by default)."""
 
-    COLUMNS = {"t": 1, "position": 3, "quaternion": 4, "buttons": 1, "force": 3, "torque": 3, "wrench": 6}
+    COLUMNS = {"t": 1, "position": 3, "quaternion": 4, "buttons": 1, "force": 3, "torque": 3, "wrench": 6, "sim_t": 1}
+    WIDTH = sum(COLUMNS.values())
 
-    def __init__(self, chunk: int = 8192):
+    def __init__(self, chunk: int = 8192, log=None):
         self._slices, start = {}, 0
         for name, width in self.COLUMNS.items():
             self._slices[name] = slice(start, start + width)
             start += width
-        self._log = ChunkedLog(start, chunk)
+        self._log = ChunkedLog(start, chunk) if log is None else log
 
     def __len__(self) -> int:
         return len(self._log)
 
-    def append(self, state, force, torque, wrench) -> None:
-        """Record a ``DeviceState`` (device frame), the force/torque sent to the device and the body wrench."""
+    def append(self, state, force, torque, wrench, sim_t: float = np.nan) -> None:
+        """Record a ``DeviceState`` (device frame), the force/torque sent to the device, the body wrench and the
+        simulation time the physics last reported."""
         row, s = self._log.row(), self._slices
         row[s["t"]] = state.t
         row[s["position"]] = state.p
@@ -77,15 +108,27 @@ class SessionRecording:
         row[s["force"]] = force
         row[s["torque"]] = torque
         row[s["wrench"]] = wrench
+        row[s["sim_t"]] = sim_t
         self._log.commit()
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """Columns by name; ``t`` starts at 0, ``buttons`` are integers."""
-        a = self._log.array()
+    def extend(self, rows) -> None:
+        """Append raw (n, WIDTH) rows (streamed from a haptic process)."""
+        for values in rows:
+            self._log.append(values)
+
+    def arrays_since(self, start: int) -> dict[str, np.ndarray]:
+        """Like ``arrays`` for the rows from ``start`` on (``t`` from 0 at that row)."""
+        a = self._log.array()[start:]
         out = {name: a[:, s] for name, s in self._slices.items()}
-        out["t"] = out["t"][:, 0] - (out["t"][0, 0] if len(a) else 0.0)
-        out["buttons"] = out["buttons"][:, 0].astype(np.int64)
+        for name in ("t", "sim_t", "buttons"):
+            out[name] = out[name][:, 0]
+        out["t"] = out["t"] - (out["t"][0] if len(a) else 0.0)
+        out["buttons"] = out["buttons"].astype(np.int64)
         return out
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Columns by name; ``t`` starts at 0, ``t``, ``sim_t`` and ``buttons`` (integers) are (n,)."""
+        return self.arrays_since(0)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the ``.npz`` that ``ScriptedDevice.from_file`` replays."""

@@ -1,10 +1,11 @@
 """A device that replays a pose trajectory from a file and records the forces it receives (issue 7 item 1).
 
 Files: ``.npz`` with arrays ``t`` (n,), ``position`` (n, 3) and optionally ``quaternion`` (n, 4, x y z w) and
-``buttons`` (n,) — what ``SessionRecording.save`` writes — or ``.csv`` with a header naming the columns
-``t, x, y, z`` and optionally ``qx, qy, qz, qw`` and ``buttons``.  Times are seconds from the start of the replay,
-increasing; positions are metres in the device frame.  Between samples the position is interpolated linearly,
-the orientation by normalised lerp, the buttons hold their last sampled value; after the end the last pose holds.
+``buttons`` (n,) — what ``SessionRecording.save`` writes, or a device of a GUI simulation recording — or ``.csv``
+with a header naming the columns ``t, x, y, z`` and optionally ``qx, qy, qz, qw`` and ``buttons``. Times are
+seconds from the start of the replay, increasing; positions are metres in the device frame. Between samples the
+position is interpolated linearly, the orientation by normalised lerp, the buttons hold their last sampled value;
+after the end the last pose holds.
 """
 from __future__ import annotations
 
@@ -27,12 +28,20 @@ def _check(path, name, a, shape):
     return a
 
 
-def load_trajectory(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Read a ``.npz`` or ``.csv`` trajectory into checked ``t, position, quaternion, buttons`` arrays."""
+def load_trajectory(path: str | os.PathLike, device: str | None = None) -> dict[str, np.ndarray]:
+    """Read a ``.npz`` or ``.csv`` trajectory into checked ``t, position, quaternion, buttons`` arrays.  A
+    simulation recording of the GUI (``device_names``, ``device<k>_<column>`` arrays) gives the trajectory of
+    its ``device`` (its first one by default)."""
     path = os.fspath(path)
     if path.endswith(".npz"):
         with np.load(path) as f:
-            return check_trajectory({k: f[k] for k in f.files}, path)
+            if "device_names" not in f.files:
+                return check_trajectory({k: f[k] for k in f.files}, path)
+            names = [str(n) for n in f["device_names"]]
+            if not names or (device is not None and device not in names):
+                raise ValueError(f"{path}: no recorded device {device or ''!r} (recorded: {names})")
+            prefix = f"device{names.index(device) if device is not None else 0}_"
+            return check_trajectory({k[len(prefix):]: f[k] for k in f.files if k.startswith(prefix)}, path)
     if not path.endswith(".csv"):
         raise ValueError(f"{path}: a trajectory is a .npz or a .csv file")
     table = np.atleast_1d(np.genfromtxt(path, delimiter=",", names=True))
@@ -86,8 +95,8 @@ class ScriptedDevice:
         self._forces = ChunkedLog(7)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **kwargs) -> "ScriptedDevice":
-        traj = load_trajectory(path)
+    def from_file(cls, path: str | os.PathLike, device: str | None = None, **kwargs) -> "ScriptedDevice":
+        traj = load_trajectory(path, device)
         return cls(traj["t"], traj["position"], traj["quaternion"], traj["buttons"],
                    **{"name": os.path.basename(os.fspath(path)), **kwargs})
 

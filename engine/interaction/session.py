@@ -95,12 +95,13 @@ class HapticSession:
         a ``GraspedBody`` (``SimulationBody(sim, multibody, body)`` for an engine Simulation)."""
         return PhysicsPort(self.commands, self.feedback, pick, body, watchdog=self.safety.watchdog, clock=self._clock)
 
-    def start(self) -> None:
-        """Start the device, take its limits (a PHANToM reports them once opened), start the haptic thread.
-        Tests may instead start the device themselves and call ``tick`` directly."""
+    def start(self, threaded: bool = True) -> None:
+        """Start the device, take its limits (a PHANToM reports them once opened), start the haptic thread;
+        ``threaded=False``: the caller calls ``tick`` itself (headless lockstep runs, tests)."""
         self.device.start()
         self.guard.max_force, self.guard.max_torque = float(self.device.max_force), float(self.device.max_torque)
-        self.thread.start()
+        if threaded:
+            self.thread.start()
 
     def stop(self) -> None:
         self.thread.stop()
@@ -136,7 +137,7 @@ class HapticSession:
         except Exception as exc:
             self._fail(exc)
         self.commands.put(HapticCommand(R, p, grasp, wrench, god, body))
-        self.recording.append(state, f, tau, wrench)
+        self.recording.append(state, f, tau, wrench, letter.value.t if letter.value is not None else np.nan)
         self.output.put(SessionOutput(now, p, god, f_world, f, wrench, self._grasp is not None, stale))
 
     def _attach(self, now, dt, state, R, p, v, w, grasp, body: BodyFeedback | None):

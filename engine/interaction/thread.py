@@ -25,9 +25,14 @@ The choice, by these numbers: the haptic thread stays in the process (it shares 
 owns the device), asks for SCHED_FIFO priority ``PRIORITY`` (the largest single gain on a loaded machine) and
 lowers the process switch interval to ``SWITCH_INTERVAL`` while it runs (restored on stop; the Python physics
 loses a little throughput to more frequent GIL hand-overs).  Physics kernels must release the GIL: no setting
-rescues a kernel that keeps it.  A separate process is only better when the physics is pure Python, which the
-engine is not.  The OpenHaptics servo callback (``phantom.py``) takes the GIL at 1 kHz too; with the same
-settings it held 1000 Hz, p99 1.2 ms (pure Python load) and 1.7 ms (Python + nogil).
+rescues a kernel that keeps it.  The OpenHaptics servo callback (``phantom.py``) takes the GIL at 1 kHz too;
+with the same settings it held 1000 Hz, p99 1.2 ms (pure Python load) and 1.7 ms (Python + nogil).
+
+The whole application (``bench/haptics.py --gui``: the window rendering under Xvfb, Talos standing, the mouse
+holding the box) is another matter on the same loaded machine (load average 3-4, the physics at 0.1-0.7 of
+real time): the thread measured 860-970 Hz, p99 2.5-5.3 ms, while the same tick in a separate process beside
+it held 1000 Hz, p99 1.01 ms.  The GUI and the physics driver run enough Python that a GIL holder preempted by
+another process delays the haptic thread; there a separate haptic process is the measured remedy.
 """
 from __future__ import annotations
 

@@ -1,0 +1,151 @@
+"""Devices as plugins, and the haptic sessions of the devices a universe declares (issue 7 item 1).
+
+``mouse``, ``phantom`` and ``scripted`` are registered in the plugin registry (kind "device"); a third-party
+device registers the same way (entry point ``articula.plugins``) and implements ``engine.interaction.Device``.
+A universe declares them with ``<Device plugin="..." .../>``; the attributes below configure the session, the
+others go to the device's constructor::
+
+    <Device plugin="phantom" mode="attach" stiffness="400" force_gain="0.05" origin="0.75 0.2 0.9"/>
+    <Device plugin="scripted" file="session.npz" frame="world"/>
+
+    mode        attach | touch                   stiffness   k_p (N/m)        damping   k_v (N s/m; default
+    force_gain  scale of the device force        rate        haptic rate (Hz)           sqrt(2 m k_p), eq. 3.63)
+    origin      world point of the device origin scale       device motion scale
+    frame       y-up (OpenHaptics' frame; the phantom's default) | world
+
+The GUI runs each session on its own haptic thread with its port on the physics thread; headless,
+``LockstepDevices`` ticks them in step with the simulation on simulated time, so a replay is deterministic.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from engine import plugins
+from engine.errors import UniverseError
+from engine.interaction.coupling import CouplingSettings, SafetySettings
+from engine.interaction.device import DeviceError, WorkspaceMap
+from engine.interaction.mouse import MouseDevice
+from engine.interaction.phantom import PhantomDevice
+from engine.interaction.picking import BodyPicker
+from engine.interaction.port import SimulationBody
+from engine.interaction.scripted import ScriptedDevice
+from engine.interaction.session import MODES, HapticSession
+
+SESSION_PARAMS = ("mode", "stiffness", "damping", "force_gain", "rate", "origin", "scale", "frame")
+FRAMES = ("y-up", "world")
+GUI_ONLY = ("mouse",)
+
+
+def scripted(file: str, base_dir: str = ".", device: str | None = None, max_force: float = np.inf,
+             clock=time.monotonic) -> ScriptedDevice:
+    """``<Device plugin="scripted" file="..."/>``: replays a ``.npz`` or ``.csv`` trajectory, or the device named
+    ``device`` of a saved simulation recording (relative paths from the universe file's folder)."""
+    path = Path(file) if Path(file).is_absolute() else Path(base_dir) / file
+    return ScriptedDevice.from_file(path, device, max_force=max_force, clock=clock)
+
+
+scripted.kind, scripted.stage = "device", "haptic"
+for _name, _factory in (("mouse", MouseDevice), ("phantom", PhantomDevice), ("scripted", scripted)):
+    plugins.register(_name)(_factory)
+
+
+def _fail(spec, message, value=None):
+    file, _, line = (spec.source or "").rpartition(":")
+    raise UniverseError(f"device '{spec.name}': {message}", file or None, int(line) if line.isdigit() else None,
+                        value)
+
+
+def _number(spec, key, default, count=1):
+    raw = spec.params.get(key)
+    if raw is None:
+        return default
+    try:
+        values = np.array([float(x) for x in str(raw).replace(",", " ").split()])
+    except ValueError:
+        values = np.array([])
+    if len(values) != count or not np.all(np.isfinite(values)):
+        _fail(spec, f"'{key}' needs {count} finite number(s)", raw)
+    return values if count > 1 else float(values[0])
+
+
+def device_spec(spec):
+    """The ``<Device>`` spec without the session's attributes: what the device plugin's constructor gets."""
+    return replace(spec, params={k: v for k, v in spec.params.items() if k not in SESSION_PARAMS})
+
+
+def session_settings(spec) -> dict:
+    """``HapticSession`` keyword arguments (mode, workspace_map, coupling, safety, rate) of a ``<Device>`` spec;
+    bad values raise ``UniverseError`` naming the scene file and line."""
+    mode = spec.params.get("mode", "attach")
+    if mode not in MODES:
+        _fail(spec, f"mode must be one of {MODES}", mode)
+    frame = spec.params.get("frame", "y-up" if spec.name == "phantom" else "world")
+    if frame not in FRAMES:
+        _fail(spec, f"frame must be one of {FRAMES}", frame)
+    origin, scale = _number(spec, "origin", np.zeros(3), 3), _number(spec, "scale", 1.0)
+    try:
+        workspace_map = (WorkspaceMap.y_up(origin, scale) if frame == "y-up" else
+                         WorkspaceMap(np.eye(3), origin, scale))
+        return dict(mode=mode, workspace_map=workspace_map,
+                    coupling=CouplingSettings(k_p=_number(spec, "stiffness", CouplingSettings.k_p),
+                                              k_v=_number(spec, "damping", None)),
+                    safety=SafetySettings(force_gain=_number(spec, "force_gain", 1.0)),
+                    rate=_number(spec, "rate", None))
+    except ValueError as exc:
+        _fail(spec, str(exc))
+
+
+def session_for(spec, base_dir=".", clock=time.monotonic, proximity=None) -> HapticSession:
+    """The ``HapticSession`` of a ``<Device>`` spec (a ``PluginSpec`` of kind "device"); the device is created,
+    not started.  Bad parameters raise ``UniverseError`` naming the scene file and line."""
+    device = plugins.create(device_spec(spec), base_dir=str(base_dir), clock=clock)
+    settings = session_settings(spec)
+    try:
+        return HapticSession(device, **settings, proximity=proximity, clock=clock)
+    except ValueError as exc:
+        _fail(spec, str(exc))
+
+
+def simulation_port(session: HapticSession, sim, tolerance: float = 0.01):
+    """The session's physics port on an ``engine.Simulation``: it grasps the body the proxy is in."""
+    return session.physics_port(BodyPicker(sim, tolerance), lambda key: SimulationBody(sim, *key))
+
+
+class LockstepDevices:
+    """Headless: the universe's devices (all but the GUI-only mouse), on the simulation's clock.
+
+    ``before_step()`` runs each session's haptic tick and then its port, once per physics step, before it
+    (seed 000 Fig 2.3: devices write their inputs first); ``stop()`` ends them.
+    """
+
+    def __init__(self, sim):
+        self.sim = sim
+        base_dir = Path(sim.universe.source).parent
+        self.sessions, self.ports = [], []
+        for spec in sim.universe.devices:
+            if spec.name in GUI_ONLY:
+                warnings.warn(f"device '{spec.name}' needs the GUI: ignored in a headless run", stacklevel=2)
+                continue
+            session = session_for(spec, base_dir, clock=lambda: self.sim.time)
+            self.ports.append(simulation_port(session, sim))
+            session.start(threaded=False)
+            self.sessions.append(session)
+
+    def before_step(self) -> None:
+        for session, port in zip(self.sessions, self.ports):
+            if session.fault is None:
+                try:
+                    session.tick()
+                except DeviceError as exc:  # the coupling stops (the port releases the body), the run goes on
+                    session.thread.error = exc
+                    warnings.warn(str(exc), stacklevel=2)
+            port.update(self.sim.time)
+
+    def stop(self) -> None:
+        for session in self.sessions:
+            session.stop()
