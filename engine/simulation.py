@@ -22,7 +22,7 @@ from engine.contact.stepping import ContactStage, WorldBodies
 from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.lie import integrate_kernel
-from engine.errors import SimulationError
+from engine.errors import SimulationError, UniverseError
 from engine.state import ActiveContacts, Snapshot, State
 from engine.timing import StageTimer
 
@@ -93,6 +93,8 @@ class Simulation:
         self.timer = StageTimer()
         self.external = {}        # (multibody, body) -> (wrench_world (6,), point_world (3,))
         self.contact_stage = ContactStage(universe, self.runs, self.bodies, self.timer)
+        self.sensors = [self._sensor(spec) for spec in universe.sensors]
+        self.measurements = {}    # sensor name -> {signal: array}, after each step
         integrator = universe.integrator.replace("-", "_")
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.reset()
@@ -101,17 +103,20 @@ class Simulation:
     def reset(self):
         for run in self.runs:
             run.q[:], run.v[:] = run.instance.q0, run.instance.v0
+            run.tau[:] = 0.0          # no step taken yet: no torque applied
             for c in run.controllers:
                 c.reset(run.q, run.v)
         self.time, self.step_count = 0.0, 0
         self.external.clear()
         self.contact_stage.reset()
+        self.measurements = {}
         self.timer.reset()
         self._refresh_kinematics()
 
     @property
     def state(self) -> State:
-        return State.capture(self.time, self.step_count, [r.q for r in self.runs], [r.v for r in self.runs])
+        return State.capture(self.time, self.step_count, [r.q for r in self.runs], [r.v for r in self.runs],
+                             self.contact_stage.warm_start())
 
     def set_state(self, state: State):
         if len(state.q) != len(self.runs):
@@ -122,6 +127,7 @@ class Simulation:
                                  f"(nq={run.model.nq}, nv={run.model.nv})")
             run.q[:], run.v[:] = q, v
         self.time, self.step_count = state.t, state.step
+        self.contact_stage.set_warm_start(state.warm_start)
         self._refresh_kinematics()
 
     # ---- inputs --------------------------------------------------------------------------------------------
@@ -165,8 +171,23 @@ class Simulation:
                 self._integrate(m, run, dt)
         self.time += dt
         self.step_count += 1
-        timer.end_step()
         self._refresh_kinematics()
+        if self.sensors:
+            with timer.stage("sense"):
+                for sensor in self.sensors:
+                    self.measurements[sensor.name] = sensor.measure(self)
+        timer.end_step()
+
+    def _sensor(self, spec):
+        """A sensor plugin on a body of its target multibody (engine/sensors.py)."""
+        names = [mb.name for mb in self.universe.multibodies]
+        if spec.target not in names:
+            file, _, line = (spec.source or "").rpartition(":")
+            raise UniverseError(f"sensor '{spec.name}' needs a target multibody, one of {names} "
+                                f"(got {spec.target!r})", file or None, int(line) if line.isdigit() else None,
+                                spec.target)
+        m = names.index(spec.target)
+        return plugins.create(spec, model=self.runs[m].model, multibody=m, target=spec.target)
 
     def _integrate(self, m, run, dt):
         """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
@@ -282,12 +303,13 @@ class Simulation:
         return kinetic, potential
 
     def snapshot(self) -> Snapshot:
-        """An immutable copy of what viewers need (placements, contacts, timings, energy)."""
+        """An immutable copy of what viewers need (placements, torques applied, contacts, timings, energy)."""
         placements = [run.world_placements() for run in self.runs]
         frozen = _freeze
         return Snapshot(
             t=self.time, step=self.step_count, q=tuple(frozen(r.q) for r in self.runs),
-            v=tuple(frozen(r.v) for r in self.runs), base_R=tuple(frozen(r.instance.R) for r in self.runs),
+            v=tuple(frozen(r.v) for r in self.runs), tau=tuple(frozen(r.tau) for r in self.runs),
+            base_R=tuple(frozen(r.instance.R) for r in self.runs),
             base_p=tuple(frozen(r.instance.p) for r in self.runs), body_R=tuple(frozen(R) for R, _ in placements),
             body_p=tuple(frozen(p) for _, p in placements), contacts=self.contacts, timings=dict(self.timer.last),
             energy=self.energy(), solver_stats=dict(self.solver_stats),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-STAGES = ("control", "dynamics", "collision", "groups", "delassus", "solver", "integration")
+STAGES = ("control", "dynamics", "collision", "groups", "delassus", "solver", "integration", "sense")
 
 
 class StageTimer:

@@ -56,13 +56,17 @@ SOLVERS = {"gauss-seidel-newton": _gauss_seidel_newton, "gauss-seidel": _gauss_s
 
 
 def solver_name(name: str) -> str:
-    """The registry name of ``name`` (a registry name or a thesis name, any case); ValueError if unknown."""
+    """The registry name of ``name`` (a built-in name or a thesis name, any case, or the name of a registered
+    "solver" plugin); ValueError if unknown."""
     key = str(name).strip()
     if key.lower() in SOLVERS:
         return key.lower()
     if key.upper() in THESIS_NAMES:
         return THESIS_NAMES[key.upper()]
-    known = list(SOLVERS) + list(THESIS_NAMES)
+    from engine import plugins
+    if key in plugins.available("solver"):
+        return key
+    known = list(SOLVERS) + list(THESIS_NAMES) + plugins.available("solver")
     raise ValueError(f"unknown contact solver {name!r}{did_you_mean(key.lower(), known)}; known: {known}")
 
 

@@ -16,20 +16,22 @@ solved again with its positive targets dropped, so forces stay finite and its re
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from engine import plugins
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
 from engine.contact.cone import ConstraintBlocks
 from engine.contact.delassus import BlockMaps, delassus, workspace
-from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks
+from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
 from engine.contact.groups import contact_groups, group_layout
 from engine.contact.problem import closure_rows
-from engine.contact.solvers import solve, solver_name
-from engine.errors import UniverseError
+from engine.contact.solvers import SOLVERS, solve, solver_name
+from engine.errors import SimulationError, UniverseError
+from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
@@ -103,6 +105,8 @@ class ContactStage:
                                                       filter=_pair_filter(universe)))
         self.closures = Closures(runs)
         self.solver = solver_name(universe.solver.name)
+        self.plugin = None if self.solver in SOLVERS else plugins.create(
+            PluginSpec("solver", self.solver, source=universe.source), settings=universe.solver)
         if len(self.closures) and self.solver == "lemke":
             raise UniverseError("the Lemke solver takes unilateral contacts only, and this universe has loop "
                                 "closures; choose gauss-seidel-newton or gauss-seidel", universe.source,
@@ -122,6 +126,21 @@ class ContactStage:
         self.forces = np.zeros((0, 3))                       # world force on body a of each contact
         self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
         self.closures.force[:] = 0.0
+
+    def warm_start(self) -> dict:
+        """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, and the
+        closure forces. With the configuration, it makes a restored run continue exactly as the original."""
+        pair, point, force = self.previous
+        return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy())
+
+    def set_warm_start(self, warm: dict):
+        """Restore a ``warm_start()``; an empty dict forgets the warm start."""
+        if not warm:
+            self.reset()
+            return
+        self.previous = (np.array(warm["pair"], np.int64), np.array(warm["point"], float),
+                         np.array(warm["force"], float))
+        self.closures.force[:] = warm["closure_force"]
 
     def step(self, dt):
         """Detection → groups → Λ → solve → ``run.f_contact`` for the step δt (each stage timed)."""
@@ -239,7 +258,7 @@ class ContactStage:
         """Groups g0 … g1 − 1; stats as ``_stepping_kernels.solve_groups``. Gauss–Seidel without a time budget:
         one kernel call for them all."""
         settings, stats = self.universe.solver, np.empty((g1 - g0, 7))
-        if self.solver == "lemke" or settings.time_budget is not None:
+        if self.solver == "lemke" or self.plugin is not None or settings.time_budget is not None:
             for g in range(g0, g1):
                 stats[g - g0] = self._solve(a, W, g)
             return stats
@@ -249,7 +268,7 @@ class ContactStage:
         return stats
 
     def _solve(self, a, W, g):
-        """Group g alone (Lemke, or Gauss–Seidel with a time budget), its force left in a["f"]."""
+        """Group g alone (Lemke, a solver plugin, or Gauss–Seidel with a time budget), its force left in a["f"]."""
         s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
         b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
         Wg = W[a["w_start"][g]:a["w_start"][g + 1]].reshape(e - s, e - s)
@@ -258,11 +277,24 @@ class ContactStage:
         blocks = ConstraintBlocks(start.copy(), kind.copy(), mu.copy())
         if self.solver == "lemke":
             f[:], stats = solve(self.solver, Wg, u, blocks, settings)
+        elif self.plugin is not None:
+            f[:], stats = self._plugin_solve(Wg, u, blocks, f.copy())
         else:
             _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
                                            settings.time_budget, self.solver == "gauss-seidel-newton")
         zero = np.nan if stats.converged else contact_residual(Wg, u, np.zeros(e - s), blocks)[0]
         return stats.iterations, stats.residual, stats.cone_violation, stats.converged, 0.0, 0.0, zero
+
+    def _plugin_solve(self, W, u, blocks, f0):
+        """A solver plugin's (f, SolverStats), with f checked and the residual and cone violation measured here."""
+        f, stats = self.plugin.solve(W.copy(), u.copy(), blocks, f0)
+        f = np.asarray(f, dtype=float)
+        if f.shape != u.shape or not np.all(np.isfinite(f)):
+            raise SimulationError(f"solver plugin '{self.solver}' returned a force of shape {f.shape} with "
+                                  f"{np.count_nonzero(~np.isfinite(f))} non-finite values; expected {u.shape}, "
+                                  f"finite")
+        residual, violation = residual_of(W, u, f, blocks)
+        return f, replace(stats, residual=residual, cone_violation=violation)
 
     def _apply(self, ng):
         """Contact wrenches (world axes, body origins) → body frames ``run.f_contact`` of the grouped multibodies;

@@ -42,6 +42,8 @@ def load_universe(path, trust_plugins: bool = False) -> U.Universe:
         r.fail(root, f"a universe file starts with <Universe>, not <{root.tag}>", root.tag)
     r.check_attributes(root, {"name"})
     r.check_children(root, UNIVERSE_TAGS)
+    for el in root.findall("PluginModule"):          # first: the settings may name a solver it registers
+        _plugin_module(r, el, path, trust_plugins)
     settings = _settings(r, root.find("Settings"))
     materials = {"default": U.Material("default")}
     for el in root.findall("Material"):
@@ -64,8 +66,6 @@ def load_universe(path, trust_plugins: bool = False) -> U.Universe:
     camera, lights = _configurations(r, root.find("Configurations"))
     plugins = {kind: tuple(_plugin(r, el, kind.lower(), labels) for el in root.findall(kind))
                for kind in ("Controller", "Device", "Sensor")}
-    for el in root.findall("PluginModule"):
-        _plugin_module(r, el, path, trust_plugins)
     return U.Universe(source=str(path), name=root.get("name", path.stem), multibodies=tuple(multibodies),
                       statics=tuple(statics), materials=materials, camera=camera, lights=lights,
                       controllers=plugins["Controller"], devices=plugins["Device"], sensors=plugins["Sensor"],

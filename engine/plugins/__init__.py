@@ -42,7 +42,8 @@ class Controller(Protocol):
 
 @runtime_checkable
 class Sensor(Protocol):
-    """Reads the simulation after a step (stage "sense") and returns named signals."""
+    """Reads the simulation after a step (stage "sense") and returns named signals; ``sim.measurements[name]``
+    keeps them. Built-ins in engine/sensors.py."""
 
     kind: ClassVar[str]
     stage: ClassVar[str]
@@ -52,12 +53,16 @@ class Sensor(Protocol):
 
 @runtime_checkable
 class ContactSolver(Protocol):
-    """Solves v = W f + v_free with f in the friction cones (stage "contact")."""
+    """Solves v = W f + v_free with f in the friction cones, one collision group at a time (stage "solver").
+
+    Named in the universe as ``<Solver name="..."/>``; constructed with ``settings`` (the SolverSettings) if it
+    asks for them. ``blocks`` is a ``ConstraintBlocks`` (contact and bilateral rows, μ per contact), ``f0`` the
+    warm start; returns (f, ``SolverStats``) — the engine measures the residual and cone violation itself."""
 
     kind: ClassVar[str]
     stage: ClassVar[str]
 
-    def solve(self, W, v_free, mu, f0=None): ...
+    def solve(self, W, v_free, blocks, f0): ...
 
 
 def register(name: str):
@@ -155,3 +160,5 @@ def import_plugin_module(module: str | None = None, path=None):
 
 def _load_builtins():
     import engine.control  # noqa: F401  (registers the built-in controllers)
+    import engine.interaction.devices  # noqa: F401  (registers the built-in devices)
+    import engine.sensors  # noqa: F401  (registers the built-in sensors)

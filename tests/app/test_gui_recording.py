@@ -46,8 +46,7 @@ def test_the_ring_buffer_keeps_the_newest_frames_every_stride_steps(other):
 
 
 def test_a_run_resumed_from_a_recorded_state_continues_as_the_original(run, other):
-    # equal to round-off: the contact solver's warm start is not part of the engine's State yet, and a cold
-    # start converges to the same forces within the solver tolerance
+    # bit for bit: the State carries the contact solver's warm start
     _, sim, recorder = run
     replay = other
     replay.reset()
@@ -56,7 +55,7 @@ def test_a_run_resumed_from_a_recorded_state_continues_as_the_original(run, othe
     replay.set_external_wrench(m, body, wrench, point)
     replay.step(20)
     for a, b in zip(replay.state.q + replay.state.v, sim.state.q + sim.state.v):
-        np.testing.assert_allclose(a, b, rtol=0.0, atol=1e-9)
+        np.testing.assert_array_equal(a, b)
 
 
 def test_npz_round_trip_keeps_states_contacts_and_inputs(run, tmp_path):
