@@ -142,15 +142,21 @@ def _polytope(hull) -> tuple:
     """(vertices (nv, 3), ((outward normal, polygon counter-clockwise), ...), triangles (nt, 3)) of a hull,
     read-only (they are cached and shared by the shapes built from them)."""
     vertices = np.array(hull.vertices, dtype=float)
-    groups = [np.asarray(f) for f in hull.facets]
     in_facet = np.zeros(len(hull.faces), dtype=bool)
-    for tris in groups:
-        in_facet[tris] = True
-    groups += [np.array([k]) for k in np.flatnonzero(~in_facet)]
     faces = []
-    for tris in groups:
+    for tris in hull.facets:                         # coplanar triangles: one polygon
+        in_facet[tris] = True
         polygon = _counter_clockwise(vertices, np.unique(hull.faces[tris]), hull.face_normals[tris[0]])
         faces.append((_read_only(_newell_normal(vertices[polygon])), _read_only(polygon)))
+    single = np.flatnonzero(~in_facet)               # the other triangles, all at once (most of a mesh hull)
+    triangles = np.array(hull.faces[single], dtype=np.int64)
+    a, b, c = (vertices[triangles[:, i]] for i in range(3))
+    normals = np.cross(b - a, c - a)
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    flip = np.einsum("ij,ij->i", normals, hull.face_normals[single]) < 0.0
+    triangles[flip] = triangles[flip][:, ::-1]       # counter-clockwise about the outward normal
+    normals[flip] *= -1.0
+    faces += zip(_read_only(normals), _read_only(triangles))
     return _read_only(vertices), tuple(faces), _read_only(np.array(hull.faces, dtype=np.int64))
 
 
