@@ -26,7 +26,7 @@ from time import perf_counter
 
 import numpy as np
 
-from engine.contact import _kernels as K
+from engine.contact import _lemke_kernels as K
 from engine.contact.cone import ConstraintBlocks
 
 STATUS = {K.SOLVED: "solution", K.RAY: "ray", K.MAX_ITER: "max_iter"}
