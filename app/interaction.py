@@ -1,10 +1,13 @@
 """Haptic interaction in the GUI: the mouse as a device in the 3D view, and the devices a universe declares
 (issue 7 item 1; seed 000 §2 "Haptic integration").
 
-Every device, the mouse included, runs the same ``HapticSession`` (haptic thread at 1 kHz, attach coupling
-k_v = sqrt(2 m k_p), safety guard, recording) with its ``PhysicsPort`` called by the physics thread before
-each step (``PhysicsThread.inputs``); the coupling wrench enters the free dynamics as a known external wrench
-(eq. 3.64), so the view draws it with the external-force arrows and the plots offer it as "user force".
+Every device, the mouse included, runs the same haptic session (1 kHz tick, attach coupling k_v = sqrt(2 m k_p),
+safety guard, recording) with its ``PhysicsPort`` called by the physics thread before each step
+(``PhysicsThread.inputs``); the coupling wrench enters the free dynamics as a known external wrench (eq. 3.64),
+so the view draws it with the external-force arrows and the plots offer it as "user force".  By default each
+session ticks in its own process (``engine.interaction.process``: with the GUI and the physics in this process,
+an in-process haptic thread missed 1 kHz; ``bench/haptics.py --gui`` compares both); ``backend="thread"`` keeps
+it on a thread of this process.
 
 The mouse, in the 3D view:
   * double-click a body: a ray through the pixel picks the drawn triangles at the snapshot shown; the proxy is
@@ -16,7 +19,7 @@ The mouse, in the 3D view:
   * releasing the button that dragged the proxy drops the body (one stroke carries it).
 Without a grasp every mouse gesture is the camera's.  The mouse session's haptic thread runs only while the
 mouse holds a body.  A declared device that cannot start (no OpenHaptics, no device) is reported in the log
-and the mouse stays available.
+and the mouse stays available; so is a device failing while it runs (the coupling stops, the app does not).
 """
 from __future__ import annotations
 
@@ -30,11 +33,13 @@ from PySide6 import QtCore
 from app.scene_meshes import geometry_triangles
 from engine.errors import ArticulaError
 from engine.interaction import SimulationBody, ray_triangles, session_for, simulation_port
+from engine.interaction.process import process_session_for
 from engine.model.universe import PluginSpec
 
 WHEEL_STEP = 0.02          # fraction of the proxy's depth moved per wheel notch (120 eighths of a degree)
 STOP_AFTER_RELEASE_MS = 200  # the mouse's haptic thread runs on until the physics has seen the release
 MARKER_PERIOD_MS = 33
+BACKENDS = ("process", "thread")
 
 
 def view_ray(view, x: float, y: float):
@@ -84,11 +89,24 @@ def pick(bodies, snapshot, eye, direction):
     return hit
 
 
-class Interaction:
-    """The device sessions of the open scene and the mouse gestures of ``view`` (a ``Viewport``)."""
+def new_session(spec, base_dir, backend: str):
+    """The haptic session of a ``<Device>`` spec: in its own process (opened: the child starts now) or, for
+    ``backend="thread"``, on a thread of this process."""
+    if backend == "thread":
+        return session_for(spec, base_dir)
+    session = process_session_for(spec, base_dir)
+    session.open()
+    return session
 
-    def __init__(self, view, log):
-        self.view, self.log = view, log
+
+class Interaction:
+    """The device sessions of the open scene and the mouse gestures of ``view`` (a ``Viewport``); ``backend``
+    is where the haptic ticks run, one of ``BACKENDS``."""
+
+    def __init__(self, view, log, backend: str = "process"):
+        if backend not in BACKENDS:
+            raise ValueError(f"haptic backend must be one of {BACKENDS} (got {backend!r})")
+        self.view, self.log, self.backend = view, log, backend
         self.sessions, self.mouse, self.physics = [], None, None
         self.grasped = None              # (multibody, body) the mouse holds
         self._bodies, self._last, self._dragged = [], None, False
@@ -108,20 +126,24 @@ class Interaction:
         self.view.addItem(self.marker)
         specs = list(universe.devices)
         mouse_spec = next((s for s in specs if s.name == "mouse"), PluginSpec("device", "mouse"))
-        self.mouse = session_for(mouse_spec, base_dir)
+        self.mouse = new_session(mouse_spec, base_dir, self.backend)
         mouse_port = self.mouse.physics_port(lambda x: self.grasped, lambda key: SimulationBody(sim, *key))
         ports, names = [mouse_port], ["mouse"]
         for spec in (s for s in specs if s.name != "mouse"):
+            session = None
             try:
-                session = session_for(spec, base_dir)
+                session = new_session(spec, base_dir, self.backend)
                 port = simulation_port(session, sim)
-                session.thread.on_error = lambda exc, name=spec.name: self.log.error(f"device '{name}': {exc}")
                 session.start()
             except (ArticulaError, OSError, ValueError) as exc:
+                if session is not None:
+                    session.stop()
                 self.log.error(f"device '{spec.name}' is not available: {exc} — the mouse still works "
                                f"(double-click a body, then Ctrl/Shift + drag)")
                 continue
-            self.log.info(f"device '{spec.name}' started ({session.thread.rate:g} Hz, {session.mode} mode)")
+            session.on_error = lambda exc, name=spec.name: self.log.error(f"device '{name}': {exc}")
+            self.log.info(f"device '{spec.name}' started ({session.rate:g} Hz, {session.mode} mode, "
+                          f"{self.backend})")
             self.sessions.append(session)
             ports.append(port)
             names.append(f"{spec.name}{len(names)}" if spec.name in names else spec.name)
@@ -155,7 +177,7 @@ class Interaction:
         device = self.mouse.device
         device.place(point)
         self.grasped = key
-        if not self.mouse.thread.running:
+        if not self.mouse.running:
             self.mouse.start()
         device.press()
         return True
@@ -213,7 +235,7 @@ class Interaction:
 
     def _idle(self):
         if self.grasped is None and self.mouse is not None:
-            self.mouse.thread.stop()
+            self.mouse.pause()
 
     def _refresh(self):
         """The proxy marker while the mouse holds a body."""

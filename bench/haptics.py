@@ -18,8 +18,9 @@ The targets are mean rate >= 990 Hz and p99 period <= 2 ms.  ``--gui`` runs the 
 performance clause instead: the application's window on the default scene (Talos standing under its stance
 controller, in real time, and the box on the table), the mouse grasping the box through the same haptic
 session, port and physics thread as any device, and the view rendering; it prints the haptic rate and jitter
-histogram with the physics real-time factor and the frame rate (needs a display: ``xvfb-run -a``), and, as a
-reference, the rate of the same tick run meanwhile in a separate process (its own GIL).
+histogram with the physics real-time factor, the frame rate and the load average (needs a display:
+``xvfb-run -a``), for the haptic session in its own process (the application's default,
+``engine.interaction.process``) and, for comparison, on a thread of the application's process.
 
     xvfb-run -a python bench/haptics.py --gui [--seconds 10] [--repeats 3]
 """
@@ -44,7 +45,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from engine.interaction import (CouplingSettings, HapticSession, HapticThread, PhantomDevice,  # noqa: E402
                                 ScriptedDevice)
-from engine.interaction.thread import PRIORITY, PeriodStats  # noqa: E402
+from engine.interaction.thread import PeriodStats  # noqa: E402
 
 FAKE_HD = pathlib.Path(__file__).resolve().parents[1] / "tests" / "interaction" / "fake_hd" / "fake_hd.c"
 
@@ -218,9 +219,10 @@ def _run_qt(qapp, seconds: float):
     loop.exec()
 
 
-def run_gui(seconds: float, repeats: int):
-    """The haptic thread of the mouse holding the box in the GUI, while Talos stands in real time and the view
-    renders: one summary per repeat, with (real-time factor, frames per second)."""
+def run_gui(seconds: float, repeats: int, backends=("process", "thread")):
+    """The haptic loop of the mouse holding the box in the GUI, while Talos stands in real time and the view
+    renders, for each haptic backend (the session in its own process, the default; or on a thread of the GUI's
+    process): {backend: [(summary, real-time factor, frames per second, load average)] per repeat}."""
     from PySide6 import QtGui
 
     import app
@@ -229,30 +231,30 @@ def run_gui(seconds: float, repeats: int):
     window = MainWindow()
     window.resize(1400, 900)
     window.show()
-    if not window.open_scene(app.DEFAULT_SCENE):
-        raise RuntimeError(window.log.text())
-    window.physics.play()
-    while window.frame is None or window.frame.snapshot.t < 0.2:      # kernels loaded or compiled
-        _run_qt(qapp, 0.1)
-    view, results = window.viewport, []
-    for _ in range(repeats):
-        m = [mb.name for mb in window.universe.multibodies].index("box")
-        box = window.frame.snapshot.body_p[m][0] + [0.0, 0.0, 0.075]
-        w, h = view.width(), view.height()
-        clip = (view.projectionMatrix((0, 0, w, h), (0, 0, w, h)) * view.viewMatrix()).map(QtGui.QVector4D(*box, 1))
-        window.interaction.double_click((clip.x() / clip.w() + 1) * w / 2, (1 - clip.y() / clip.w()) * h / 2)
-        if window.interaction.grasped != (m, 0):
-            raise RuntimeError(f"the double-click did not grasp the box (got {window.interaction.grasped})")
-        ctx = mp.get_context("spawn")
-        queue = ctx.Queue()
-        beside = ctx.Process(target=_process_loop, args=(seconds, PRIORITY, queue))   # the reference
-        beside.start()
-        _run_qt(qapp, seconds)
-        summary = window.interaction.mouse.thread.stats.summary()
-        results.append((summary, window.frame.real_time_factor, window.fps, queue.get(timeout=60 + seconds)))
-        beside.join()
-        window.interaction.release()
-        _run_qt(qapp, 1.0)
+    results = {}
+    for backend in backends:
+        window.interaction.backend = backend
+        if not window.open_scene(app.DEFAULT_SCENE):
+            raise RuntimeError(window.log.text())
+        window.physics.play()
+        while window.frame is None or window.frame.snapshot.t < 0.2:      # kernels loaded or compiled
+            _run_qt(qapp, 0.1)
+        view, results[backend] = window.viewport, []
+        for _ in range(repeats):
+            m = [mb.name for mb in window.universe.multibodies].index("box")
+            box = window.frame.snapshot.body_p[m][0] + [0.0, 0.0, 0.075]
+            w, h = view.width(), view.height()
+            clip = (view.projectionMatrix((0, 0, w, h), (0, 0, w, h)) * view.viewMatrix()).map(
+                QtGui.QVector4D(*box, 1))
+            window.interaction.double_click((clip.x() / clip.w() + 1) * w / 2, (1 - clip.y() / clip.w()) * h / 2)
+            if window.interaction.grasped != (m, 0):
+                raise RuntimeError(f"the double-click did not grasp the box (got {window.interaction.grasped})")
+            _run_qt(qapp, seconds)
+            summary = window.interaction.mouse.summary()
+            results[backend].append((summary, window.frame.real_time_factor, window.fps, os.getloadavg()[0]))
+            window.interaction.release()
+            _run_qt(qapp, 1.0)
+        window.physics.pause().result(30)
     window.close()
     return results
 
@@ -260,17 +262,19 @@ def run_gui(seconds: float, repeats: int):
 def main_gui(seconds: float, repeats: int):
     results = run_gui(seconds, repeats)
     print(f"haptic loop of the mouse holding the box, GUI on the default scene (Talos standing, real time), "
-          f"{repeats} x {seconds} s, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}\n")
-    for summary, rtf, fps, beside in results:
-        ok = "ok" if summary.mean_rate >= 990 and summary.p99 <= 2e-3 else "MISS"
-        print(f"mean rate {summary.mean_rate:7.1f} Hz  p99 {1e3 * summary.p99:6.3f} ms  max "
-              f"{1e3 * summary.max:7.2f} ms  physics real-time factor {rtf:.2f}  view {fps:.0f} fps  {ok}   "
-              f"(the same tick in its own process meanwhile: {beside.mean_rate:.1f} Hz, p99 "
-              f"{1e3 * beside.p99:.3f} ms)")
-    rates, p99s = [r[0].mean_rate for r in results], [r[0].p99 for r in results]
-    print(f"median: mean rate {np.median(rates):.1f} Hz, p99 period {1e3 * np.median(p99s):.3f} ms; "
-          f"jitter histogram of the last run:")
-    print("\n".join("    " + line for line in results[-1][0].table().splitlines()[1:]))
+          f"{repeats} x {seconds} s per backend, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}\n")
+    print(f"{'backend':8s} {'mean rate':>10s} {'p99 period':>11s} {'max':>9s} {'physics rtf':>12s} {'view':>8s} "
+          f"{'load avg':>9s}")
+    for backend, runs in results.items():
+        for summary, rtf, fps, load in runs:
+            ok = "ok" if summary.mean_rate >= 990 and summary.p99 <= 2e-3 else "MISS"
+            print(f"{backend:8s} {summary.mean_rate:8.1f}Hz {1e3 * summary.p99:9.3f}ms {1e3 * summary.max:7.2f}ms "
+                  f"{rtf:12.2f} {fps:5.0f}fps {load:9.2f}  {ok}")
+    for backend, runs in results.items():
+        rate, p99 = np.median([r[0].mean_rate for r in runs]), np.median([r[0].p99 for r in runs])
+        print(f"\n{backend}: median mean rate {rate:.1f} Hz, median p99 period {1e3 * p99:.3f} ms; jitter histogram "
+              f"of the last run:")
+        print("\n".join("    " + line for line in runs[-1][0].table().splitlines()[1:]))
 
 
 def main():

@@ -4,6 +4,8 @@
     session = HapticSession(device, workspace_map=WorkspaceMap.y_up(p=...), safety=SafetySettings(force_gain=0.05))
     port = session.physics_port(pick, lambda key: SimulationBody(sim, *key))   # physics thread: port.update(t)
     session.start(); ...; session.stop(); session.recording.save("session.npz")
+
+``ProcessSession`` (same interface) runs the tick in a child process, the GUI's default (``process.py``).
 """
 from engine.interaction.coupling import BodyFeedback, CouplingSettings, ForceGuard, SafetySettings, coupling_gains
 from engine.interaction.device import Device, DeviceError, DeviceState, Workspace, WorkspaceMap
@@ -12,6 +14,7 @@ from engine.interaction.mailbox import Mailbox
 from engine.interaction.mouse import MouseDevice
 from engine.interaction.phantom import PhantomDevice
 from engine.interaction.picking import BodyPicker, ray_triangles
+from engine.interaction.process import ProcessSession, process_session_for
 from engine.interaction.port import GraspedBody, HapticCommand, PhysicsFeedback, PhysicsPort, SimulationBody
 from engine.interaction.proximity import Box, Plane, Proximity, Sphere, union
 from engine.interaction.recording import SessionRecording
@@ -23,6 +26,7 @@ from engine.interaction.touch import GodObject, TouchSettings
 __all__ = ["BodyFeedback", "BodyPicker", "Box", "CouplingSettings", "Device", "DeviceError", "DeviceState",
            "ForceGuard", "GodObject", "GraspedBody", "HapticCommand", "HapticSession", "HapticThread",
            "LockstepDevices", "Mailbox", "MouseDevice", "PhantomDevice", "PhysicsFeedback", "PhysicsPort",
-           "Plane", "Proximity", "RateSummary", "SafetySettings", "ScriptedDevice", "SessionOutput",
-           "SessionRecording", "SimulationBody", "Sphere", "TouchSettings", "Workspace", "WorkspaceMap",
-           "coupling_gains", "load_trajectory", "ray_triangles", "session_for", "simulation_port", "union"]
+           "Plane", "ProcessSession", "Proximity", "RateSummary", "SafetySettings", "ScriptedDevice",
+           "SessionOutput", "SessionRecording", "SimulationBody", "Sphere", "TouchSettings", "Workspace",
+           "WorkspaceMap", "coupling_gains", "load_trajectory", "process_session_for", "ray_triangles",
+           "session_for", "simulation_port", "union"]

@@ -116,6 +116,10 @@ class SessionRecording:
         for values in rows:
             self._log.append(values)
 
+    def take(self, start: int):
+        """Raw rows from ``start`` on, the next start and the rows lost (a ``RingLog``'s ``take``)."""
+        return self._log.take(start)
+
     def arrays_since(self, start: int) -> dict[str, np.ndarray]:
         """Like ``arrays`` for the rows from ``start`` on (``t`` from 0 at that row)."""
         a = self._log.array()[start:]

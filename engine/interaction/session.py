@@ -103,6 +103,32 @@ class HapticSession:
         if threaded:
             self.thread.start()
 
+    def pause(self) -> None:
+        """Stop ticking and zero the device force; the device stays open and ``start`` resumes."""
+        self.thread.stop()
+        self.device.write(_ZERO3, _ZERO3 if self.device.max_torque > 0 else None)
+
+    @property
+    def running(self) -> bool:
+        return self.thread.running
+
+    @property
+    def rate(self) -> float:
+        return self.thread.rate
+
+    @property
+    def on_error(self):
+        """Called with the ``DeviceError`` that stops the coupling (from the haptic thread)."""
+        return self.thread.on_error
+
+    @on_error.setter
+    def on_error(self, callback) -> None:
+        self.thread.on_error = callback
+
+    def summary(self):
+        """``RateSummary`` of the haptic periods since the last start."""
+        return self.thread.stats.summary()
+
     def stop(self) -> None:
         self.thread.stop()
         try:

@@ -134,3 +134,37 @@ class SharedMailbox:
     def age(self) -> float:
         stamp = self.get().stamp
         return float("inf") if stamp is None else self._clock() - stamp
+
+
+class SharedPlacements:
+    """World placements of every body of a universe's multibodies in a ``SharedSlot``: the physics ``write``s a
+    snapshot's ``(body_R, body_p)`` (per multibody, (n, 3, 3) and (n, 3)); calling it returns the newest ones in
+    the same form.  It is the ``placements`` of a touch-mode ``SceneProximity`` run by a haptic process."""
+
+    def __init__(self, counts):
+        self.counts = [int(n) for n in counts]
+        self.n = sum(self.counts)
+        self.slot = SharedSlot(12 * self.n)
+
+    @classmethod
+    def of(cls, universe) -> "SharedPlacements":
+        return cls([mb.model.nbodies for mb in universe.multibodies])
+
+    def write(self, body_R, body_p) -> None:
+        R = [np.asarray(r, float).reshape(-1, 9) for r in body_R]
+        p = [np.asarray(q, float).reshape(-1, 3) for q in body_p]
+        if [len(r) for r in R] != self.counts or [len(q) for q in p] != self.counts:
+            raise ValueError(f"placements for {self.counts} bodies per multibody expected "
+                             f"(got {[len(r) for r in R]} rotations, {[len(q) for q in p]} positions)")
+        if self.n == 0:
+            return
+        self.slot.write(np.concatenate([np.concatenate(R).ravel(), np.concatenate(p).ravel()]), time.monotonic())
+
+    def __call__(self):
+        if self.n == 0:
+            return [], []
+        values = self.slot.read()[2]
+        splits = np.cumsum(self.counts)[:-1]
+        R = np.split(values[:9 * self.n].reshape(-1, 3, 3), splits)
+        p = np.split(values[9 * self.n:].reshape(-1, 3), splits)
+        return R, p

@@ -32,7 +32,9 @@ The whole application (``bench/haptics.py --gui``: the window rendering under Xv
 holding the box) is another matter on the same loaded machine (load average 3-4, the physics at 0.1-0.7 of
 real time): the thread measured 860-970 Hz, p99 2.5-5.3 ms, while the same tick in a separate process beside
 it held 1000 Hz, p99 1.01 ms.  The GUI and the physics driver run enough Python that a GIL holder preempted by
-another process delays the haptic thread; there a separate haptic process is the measured remedy.
+another process delays the haptic thread; there a separate haptic process is the measured remedy, and the GUI's
+default (``process.py``: this thread, in a child process, exchanging through shared memory).  The thread stays
+for headless and test use and as the GUI's ``backend="thread"``.
 """
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from engine.interaction import DeviceError, ScriptedDevice
 from engine.spatial import rotation_axis_angle, skew
 
 
@@ -136,3 +137,17 @@ def lockstep(session, port, world, clock, duration: float, dt: float = 1e-3):
         port.update(world.time)
         world.step()
         session.tick()
+
+
+class FailingDevice(ScriptedDevice):
+    """A device whose cable is pulled after ``fail_after`` reads."""
+
+    def __init__(self, *args, fail_after: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reads, self.fail_after = 0, fail_after
+
+    def read(self):
+        self.reads += 1
+        if self.reads > self.fail_after:
+            raise DeviceError("USB cable pulled")
+        return super().read()

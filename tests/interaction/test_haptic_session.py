@@ -4,7 +4,7 @@ import time
 import numpy as np
 
 from engine.interaction import DeviceError, HapticSession, SafetySettings, ScriptedDevice, WorkspaceMap
-from haptic_helpers import PhysicsLoop, RigidWorld, lockstep, world_body
+from haptic_helpers import FailingDevice, PhysicsLoop, RigidWorld, lockstep, world_body
 
 M, G = 1.75, 9.81
 
@@ -67,20 +67,6 @@ def test_stale_device_data_zero_the_force(clock):
     assert np.all(f[550:600] > 0.5 * 0.05 * M * G)
     stale_after = session.safety.watchdog / 1e-3                     # ticks
     assert np.all(f[600 + int(stale_after) + 1:] == 0.0) and not world.wrench.any()
-
-
-class FailingDevice(ScriptedDevice):
-    """A device whose cable is pulled after ``fail_after`` reads."""
-
-    def __init__(self, *args, fail_after: int, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.reads, self.fail_after = 0, fail_after
-
-    def read(self):
-        self.reads += 1
-        if self.reads > self.fail_after:
-            raise DeviceError("USB cable pulled")
-        return super().read()
 
 
 def test_a_device_fault_stops_the_coupling_not_the_application():
