@@ -33,7 +33,10 @@ from PySide6 import QtCore
 from app.scene_meshes import geometry_triangles
 from engine.errors import ArticulaError
 from engine.interaction import SimulationBody, ray_triangles, session_for, simulation_port
+from engine.interaction.devices import session_settings
 from engine.interaction.process import process_session_for
+from engine.interaction.scene_proximity import SceneProximity
+from engine.interaction.shared import SharedPlacements
 from engine.model.universe import PluginSpec
 
 WHEEL_STEP = 0.02          # fraction of the proxy's depth moved per wheel notch (120 eighths of a degree)
@@ -89,12 +92,12 @@ def pick(bodies, snapshot, eye, direction):
     return hit
 
 
-def new_session(spec, base_dir, backend: str):
+def new_session(spec, base_dir, backend: str, proximity=None):
     """The haptic session of a ``<Device>`` spec: in its own process (opened: the child starts now) or, for
-    ``backend="thread"``, on a thread of this process."""
+    ``backend="thread"``, on a thread of this process; ``proximity`` is touch mode's scene."""
     if backend == "thread":
-        return session_for(spec, base_dir)
-    session = process_session_for(spec, base_dir)
+        return session_for(spec, base_dir, proximity=proximity)
+    session = process_session_for(spec, base_dir, proximity=proximity)
     session.open()
     return session
 
@@ -129,10 +132,14 @@ class Interaction:
         self.mouse = new_session(mouse_spec, base_dir, self.backend)
         mouse_port = self.mouse.physics_port(lambda x: self.grasped, lambda key: SimulationBody(sim, *key))
         ports, names = [mouse_port], ["mouse"]
+        placements = SharedPlacements.of(universe)   # touch mode's scene, written by the physics each step
+        touching = False
         for spec in (s for s in specs if s.name != "mouse"):
             session = None
             try:
-                session = new_session(spec, base_dir, self.backend)
+                touch = session_settings(spec)["mode"] == "touch"
+                proximity = SceneProximity(universe, placements) if touch else None
+                session = new_session(spec, base_dir, self.backend, proximity)
                 port = simulation_port(session, sim)
                 session.start()
             except (ArticulaError, OSError, ValueError) as exc:
@@ -146,10 +153,14 @@ class Interaction:
                           f"{self.backend})")
             self.sessions.append(session)
             ports.append(port)
+            touching = touching or touch
             names.append(f"{spec.name}{len(names)}" if spec.name in names else spec.name)
         for name, session in zip(names, [self.mouse] + self.sessions):
             recorder.attach_device(name, session.recording)
-        physics.inputs = tuple(lambda sim, port=port: port.update(sim.time) for port in ports)
+        inputs = [lambda sim, port=port: port.update(sim.time) for port in ports]
+        if touching:
+            inputs.insert(0, lambda sim: placements.write(*zip(*(run.world_placements() for run in sim.runs))))
+        physics.inputs = tuple(inputs)
         self._timer.start()
 
     def stop(self):

@@ -13,6 +13,9 @@ others go to the device's constructor::
     origin      world point of the device origin scale       device motion scale
     frame       y-up (OpenHaptics' frame; the phantom's default) | world
 
+In touch mode ``stiffness`` and ``damping`` are the contact's, k_c and b_c (``TouchSettings``, 800 N/m and
+2 N s/m by default), and the god-object moves on the universe's collision geometry (``SceneProximity``).
+
 The GUI runs each session on its own haptic thread with its port on the physics thread; headless,
 ``LockstepDevices`` ticks them in step with the simulation on simulated time, so a replay is deterministic.
 """
@@ -33,8 +36,10 @@ from engine.interaction.mouse import MouseDevice
 from engine.interaction.phantom import PhantomDevice
 from engine.interaction.picking import BodyPicker
 from engine.interaction.port import SimulationBody
+from engine.interaction.scene_proximity import SceneProximity
 from engine.interaction.scripted import ScriptedDevice
 from engine.interaction.session import MODES, HapticSession
+from engine.interaction.touch import TouchSettings
 
 SESSION_PARAMS = ("mode", "stiffness", "damping", "force_gain", "rate", "origin", "scale", "frame")
 FRAMES = ("y-up", "world")
@@ -91,9 +96,13 @@ def session_settings(spec) -> dict:
     try:
         workspace_map = (WorkspaceMap.y_up(origin, scale) if frame == "y-up" else
                          WorkspaceMap(np.eye(3), origin, scale))
-        return dict(mode=mode, workspace_map=workspace_map,
-                    coupling=CouplingSettings(k_p=_number(spec, "stiffness", CouplingSettings.k_p),
-                                              k_v=_number(spec, "damping", None)),
+        if mode == "touch":                          # stiffness and damping of the contact rendered
+            rendering = dict(touch=TouchSettings(stiffness=_number(spec, "stiffness", TouchSettings.stiffness),
+                                                 damping=_number(spec, "damping", TouchSettings.damping)))
+        else:                                        # of the spring-damper to the grasped point
+            rendering = dict(coupling=CouplingSettings(k_p=_number(spec, "stiffness", CouplingSettings.k_p),
+                                                       k_v=_number(spec, "damping", None)))
+        return dict(mode=mode, workspace_map=workspace_map, **rendering,
                     safety=SafetySettings(force_gain=_number(spec, "force_gain", 1.0)),
                     rate=_number(spec, "rate", None))
     except ValueError as exc:
@@ -131,10 +140,17 @@ class LockstepDevices:
             if spec.name in GUI_ONLY:
                 warnings.warn(f"device '{spec.name}' needs the GUI: ignored in a headless run", stacklevel=2)
                 continue
-            session = session_for(spec, base_dir, clock=lambda: self.sim.time)
+            touch = session_settings(spec)["mode"] == "touch"
+            scene = SceneProximity(sim.universe, self._placements) if touch else None
+            session = session_for(spec, base_dir, clock=lambda: self.sim.time, proximity=scene)
             self.ports.append(simulation_port(session, sim))
             session.start(threaded=False)
             self.sessions.append(session)
+
+    def _placements(self):
+        """The bodies' world placements now, per multibody (touch mode's scene; same thread, same step)."""
+        placements = [run.world_placements() for run in self.sim.runs]
+        return [R for R, _ in placements], [p for _, p in placements]
 
     def before_step(self) -> None:
         for session, port in zip(self.sessions, self.ports):

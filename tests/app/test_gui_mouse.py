@@ -132,3 +132,24 @@ def test_escape_lets_go_and_a_double_click_on_nothing_grasps_nothing(qapp, mouse
         QtCore.QPointF(50, 50), QtCore.QPointF(50, 50), QtCore.QPoint(0, 0), QtCore.QPoint(0, 120),
         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False))
     assert view.opts["distance"] < distance                              # no grasp: the wheel zooms
+
+
+def test_a_touch_device_in_the_scene_presses_the_box_through_the_haptic_process(qapp, window, tmp_path):
+    # <Device mode="touch">: the physics thread shares the placements each step with the haptic process, whose
+    # god-object stays on the box's top face while the scripted hand sinks 2 cm: the box is pushed down with
+    # k_c x 2 cm and the hand feels it
+    np.savez(tmp_path / "press.npz", t=[0.0, 0.2, 0.6, 60.0], position=[[0, 0, 0.05], [0, 0, 0.05], [0, 0, -0.02],
+                                                                           [0, 0, -0.02]], buttons=[0, 0, 0, 0])
+    path = tmp_path / "touch.xml"
+    path.write_text(SCENE.replace('<Device plugin="phantom" library="/nonexistent/libHD.so"/>',
+                                  '<Device plugin="scripted" file="press.npz" frame="world" origin="0 0 0.9001" '
+                                  'mode="touch" stiffness="500"/>'))
+    assert window.open_scene(path), window.log.text()
+    wait(qapp, lambda: window.frame is not None)
+    window.physics.play().result(30)
+    wait(qapp, lambda: window.frame.snapshot.t > 1.5 and box_force(window.frame.snapshot)[2] < -5.0)
+    window.physics.pause().result(30)
+    snapshot = window.frame.snapshot
+    top = snapshot.body_p[0][0][2] + 0.075
+    assert box_force(snapshot)[2] == pytest.approx(-500.0 * (top - 0.8801), rel=0.05)
+    assert "device 'scripted' started" in window.log.text()

@@ -81,3 +81,29 @@ def test_the_god_object_stays_on_the_table_of_a_universe(scene):
         contact = god.update(x, np.array([0.0, 0.0, -0.3]))
         assert contact.god[2] >= top - 1e-6
     assert contact.body is None and contact.force[2] == pytest.approx(800.0 * 0.05 + 2.0 * 0.3, rel=1e-6)
+
+
+def test_a_declared_touch_device_presses_a_box_onto_the_table_headless(tmp_path):
+    """<Device mode="touch">: a scripted hand sinks 2 cm into the top of a 1.75 kg box resting on a table and
+    holds. The god-object stays on the top face, the hand feels k_c x 2 cm, and the table carries the box's
+    weight plus that push (the reaction on the box), to 1%."""
+    t = np.array([0.0, 0.3, 1.0, 3.0])
+    z = np.array([0.05, 0.05, -0.02, -0.02])             # device frame = world, origin on the box's top face
+    np.savez(tmp_path / "press.npz", t=t, position=np.stack([0 * z + 0.03, 0 * z, z], axis=1), buttons=[0] * 4)
+    path = tmp_path / "scene.xml"
+    path.write_text("""<Universe>
+        <Body name="table"><Box size="1 1 0.05"/><Mass>0</Mass><Translation x="0" y="0" z="0.7"/></Body>
+        <Body name="box"><Box size="0.2 0.2 0.1"/><Mass>1.75</Mass><Translation x="0" y="0" z="0.775"/></Body>
+        <Device plugin="scripted" file="press.npz" frame="world" origin="0 0 0.825" mode="touch"
+                stiffness="500"/></Universe>""")
+    sim = engine.Simulation(engine.load_universe(path))
+    devices = engine.interaction.LockstepDevices(sim)
+    for _ in range(2500):
+        devices.before_step()
+        sim.step()
+    devices.stop()
+    force = devices.sessions[0].recording.arrays()["force"]
+    top = sim.body_placement(0, 0)[1][2] + 0.05
+    assert top == pytest.approx(0.825, abs=1e-3)          # the box is not pushed through the table
+    np.testing.assert_allclose(force[-300:, 2], 500.0 * (top - 0.805), rtol=0.01)
+    np.testing.assert_allclose(sim.contacts.force[:, 2].sum(), 1.75 * 9.81 + force[-1, 2], rtol=0.01)
