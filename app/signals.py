@@ -14,7 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from engine import JointType
+from engine import JointType, plugins
+from engine.sensors import sensor_name
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,10 @@ class Signal:
         return f"{self.group}/{self.name}"
 
 
-def catalogue(universe, snapshot=None) -> list:
+def catalogue(universe) -> list:
     """Every signal the universe offers: energy, then per multibody its joints' q, v and applied torques τ,
-    base position, centre of mass and ZMP, then contact forces per body and the user's force (``snapshot``
-    is not needed: every snapshot carries all of these)."""
+    base position, centre of mass and ZMP, then contact forces per body, the user's force and the readings of
+    the universe's sensors."""
     signals = [Signal("energy", "kinetic", "J", lambda s: s.energy[0]),
                Signal("energy", "potential", "J", lambda s: s.energy[1]),
                Signal("energy", "total", "J", lambda s: s.energy[0] + s.energy[1])]
@@ -47,7 +48,26 @@ def catalogue(universe, snapshot=None) -> list:
     signals.append(Signal("contact", "count", "", lambda s: float(len(s.contacts))))
     signals += [Signal("user force", axis, "N", lambda s, k=k: user_force(s)[k]) for k, axis in enumerate("xyz")]
     signals.append(Signal("user force", "magnitude", "N", lambda s: float(np.linalg.norm(user_force(s)))))
+    for spec in universe.sensors:
+        signals += _sensor_signals(spec)
     return signals
+
+
+def _sensor_signals(spec) -> list:
+    """The components of what a sensor plugin declares in ``signals`` (name: (unit, size)); NaN before its first
+    reading."""
+    name = sensor_name(spec.target, spec.params.get("body"), spec.params.get("name"))
+    out = []
+    for signal, (unit, size) in getattr(plugins.get("sensor", spec.name), "signals", {}).items():
+        for k in range(size):
+            out.append(Signal(f"sensor/{name}", f"{signal}[{k}]" if size > 1 else signal, unit,
+                              lambda s, name=name, signal=signal, k=k: _reading(s, name, signal, k)))
+    return out
+
+
+def _reading(snapshot, name, signal, k) -> float:
+    reading = snapshot.measurements.get(name)
+    return float(np.ravel(reading[signal])[k]) if reading is not None else float("nan")
 
 
 def user_force(snapshot) -> np.ndarray:

@@ -5,7 +5,8 @@ A sensor is declared in the universe, on one body of a multibody::
     <Sensor plugin="force-torque" target="talos" body="leg_left_6_link" name="left_ankle"/>
     <Sensor plugin="imu" target="talos" body="torso_2_link"/>
 
-After every step ``sim.measurements[name]`` holds its signals (arrays; ``name`` defaults to target/body).
+After every step ``sim.measurements[name]`` holds its signals (arrays; ``name`` defaults to target/body), and
+the snapshot carries them for the GUI's plots; a sensor class lists them in ``signals`` (name: (unit, size)).
 
 * ``force-torque``: the wrench the contacts (and loop closures) apply on the body, at its origin in its frame —
   what a 6-axis F/T sensor between the body and its sole measures (seed 000 §4 reads the ankle sensors of HRP-2
@@ -31,11 +32,18 @@ class _BodySensor:
             raise ValueError(f"'{target}' has no body '{body}'{did_you_mean(body, list(model.body_name))}")
         self.body = model.body_index(body)
         self.multibody = multibody
-        self.name = name or f"{target}/{body}"
+        self.name = sensor_name(target, body, name)
+
+
+def sensor_name(target: str, body: str, name: str | None = None) -> str:
+    """The key of a sensor's readings in ``sim.measurements``: its ``name``, else target/body."""
+    return name or f"{target}/{body}"
 
 
 @register("force-torque")
 class ForceTorqueSensor(_BodySensor):
+    signals = {"force": ("N", 3), "torque": ("N m", 3)}
+
     def measure(self, sim) -> dict:
         wrench = sim.runs[self.multibody].f_contact[self.body]       # (force, moment) at the origin, body frame
         return {"force": wrench[:3].copy(), "torque": wrench[3:].copy()}
@@ -43,6 +51,8 @@ class ForceTorqueSensor(_BodySensor):
 
 @register("imu")
 class ImuSensor(_BodySensor):
+    signals = {"quaternion": ("", 4), "angular_velocity": ("rad/s", 3), "linear_velocity": ("m/s", 3)}
+
     def measure(self, sim) -> dict:
         R, _ = sim.body_placement(self.multibody, self.body)
         v, w = sim.body_velocity(self.multibody, self.body)           # world axes

@@ -313,7 +313,9 @@ class Simulation:
             base_p=tuple(frozen(r.instance.p) for r in self.runs), body_R=tuple(frozen(R) for R, _ in placements),
             body_p=tuple(frozen(p) for _, p in placements), contacts=self.contacts, timings=dict(self.timer.last),
             energy=self.energy(), solver_stats=dict(self.solver_stats),
-            external=tuple((m, b, frozen(w), frozen(x)) for (m, b), (w, x) in self.external.items()))
+            external=tuple((m, b, frozen(w), frozen(x)) for (m, b), (w, x) in self.external.items()),
+            measurements={name: {k: frozen(v) for k, v in reading.items()}
+                          for name, reading in self.measurements.items()})
 
 
 def _freeze(a):

@@ -64,3 +64,4 @@ class Snapshot:
     energy: tuple        # (kinetic, potential) J, summed over multibodies
     solver_stats: dict
     external: tuple = ()  # (multibody, body, wrench_world (6,), point_world (3,)) user/haptic forces
+    measurements: dict = field(default_factory=dict)   # sensor name -> {signal: read-only array}

@@ -47,6 +47,7 @@ class Sensor(Protocol):
 
     kind: ClassVar[str]
     stage: ClassVar[str]
+    signals: ClassVar[dict]          # signal name -> (unit, size), what measure returns
 
     def measure(self, sim) -> dict: ...
 

@@ -101,7 +101,7 @@ def test_double_click_ctrl_drag_lifts_the_box_and_release_drops_it(qapp, mouse_s
     assert force @ (proxy - top) > 0.0
     lines = window.viewport.overlays.items["external forces"]
     assert lines.visible() and len(lines.pos) == 6                       # one arrow: shaft and two barbs
-    signal = {s.key: s for s in catalogue(window.universe, window.frame.snapshot)}["user force/z"]
+    signal = {s.key: s for s in catalogue(window.universe)}["user force/z"]
     assert signal.value(window.frame.snapshot) == pytest.approx(force[2])
     send(view, QtCore.QEvent.Type.MouseButtonRelease, (xy[0], xy[1] - 60), buttons=Qt.MouseButton.NoButton,
          modifiers=ctrl)

@@ -83,3 +83,19 @@ def test_joint_torque_signals_are_the_controller_torques_of_the_last_step(pd_arm
     assert signals["arm/tau/elbow"].unit == "N m"
     sim.reset()
     np.testing.assert_array_equal(sim.snapshot().tau[0], [0.0, 0.0])
+
+
+def test_sensor_readings_are_plot_signals(tmp_path):
+    # the force-torque sensor under a resting 2 kg box: its plotted force z is the weight, NaN before a step
+    path = tmp_path / "ft.xml"
+    path.write_text("""<Universe><Settings/><Body name="ground"><Plane/><Mass>0</Mass></Body>
+        <Body name="box"><Box size="0.3 0.2 0.1"/><Mass>2</Mass><Translation x="0" y="0" z="0.05"/></Body>
+        <Sensor plugin="force-torque" target="box" body="box" name="ft"/></Universe>""")
+    universe = engine.load_universe(path)
+    sim = engine.Simulation(universe)
+    signals = {s.key: s for s in catalogue(universe)}
+    assert {f"sensor/ft/{q}[{k}]" for q in ("force", "torque") for k in range(3)} <= set(signals)
+    assert np.isnan(signals["sensor/ft/force[2]"].value(sim.snapshot()))
+    sim.step(200)
+    assert signals["sensor/ft/force[2]"].value(sim.snapshot()) == pytest.approx(2.0 * 9.81, rel=1e-9)
+    assert signals["sensor/ft/force[2]"].value(sim.snapshot()) == sim.measurements["ft"]["force"][2]
