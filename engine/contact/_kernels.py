@@ -400,8 +400,8 @@ def _keep_best(f, res, best_f, out):
 
 @njit(cache=True, nogil=True)
 def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work):
-    """Active-set step: when every contact either sticks (its force strictly inside the cone) or carries no
-    force, solve the sticking and bilateral rows S exactly for v_S = 0:
+    """Active-set step: when every contact either sticks (its force strictly inside the cone; a frictionless one:
+    its normal row) or carries no force, solve the sticking and bilateral rows S exactly for v_S = 0:
 
         W_SS f_S⁺ = W_SS f_S − v_S,   f_S⁺ the least-squares solution of least norm (``least_norm_solve``),
 
@@ -414,7 +414,9 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     for blk in range(len(block_kind)):
         s, e = block_start[blk], block_start[blk + 1]
         if block_kind[blk] == CONTACT and f[s] > 0.0:
-            if math.hypot(f[s + 1], f[s + 2]) >= block_mu[blk] * f[s] * (1.0 - 1e-9):
+            if block_mu[blk] == 0.0:                          # frictionless: the normal row alone
+                e = s + 1
+            elif math.hypot(f[s + 1], f[s + 2]) >= block_mu[blk] * f[s] * (1.0 - 1e-9):
                 return residual                               # a slipping contact: not a linear problem
         if block_kind[blk] == BILATERAL or f[s] > 0.0:
             for r in range(s, e):
@@ -436,7 +438,7 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
         s = block_start[blk]
         if block_kind[blk] == CONTACT and f[s] > 0.0:
             i = _position(rows, s)
-            if fS[i] < 0.0 or math.hypot(fS[i + 1], fS[i + 2]) > block_mu[blk] * fS[i]:
+            if fS[i] < 0.0 or (block_mu[blk] > 0.0 and math.hypot(fS[i + 1], fS[i + 2]) > block_mu[blk] * fS[i]):
                 return residual
     f_old = f.copy()
     v_old = v.copy()

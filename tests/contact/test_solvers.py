@@ -171,6 +171,19 @@ def test_hyperstatic_sole_lands_on_the_least_norm_forces_in_a_few_sweeps(name):
 
 
 @pytest.mark.parametrize("name", GS_SOLVERS)
+def test_frictionless_hyperstatic_sole_lands_on_the_least_norm_normal_forces(name):
+    # the same sole without friction: only the normal rows bear load, f_n = -(W_nn)⁺ v_free,n
+    inertia = np.diag([0.5, 1.2, 1.5])
+    points = box_corners(0.11, 0.07, 0.1) - [0.03, 0.01, 0.0]
+    W, v_free = rigid_body_problem(40.0, inertia, points, [[0, 0, 1]] * 4, force=np.r_[30.0, -10.0, 0, 0, 0, 2.0])
+    f, stats = solve(name, W, v_free, 0.0, SolverSettings(tolerance=1e-9, max_iterations=100))
+    n = np.arange(0, 12, 3)
+    assert stats.converged and stats.iterations <= 12
+    np.testing.assert_allclose(f[n], -np.linalg.pinv(W[np.ix_(n, n)], rcond=1e-12) @ v_free[n], rtol=1e-9)
+    assert not f[1::3].any() and not f[2::3].any()
+
+
+@pytest.mark.parametrize("name", GS_SOLVERS)
 def test_table_with_duplicated_and_extra_legs(name):
     # each leg twice (identical rows of W) plus mid-edge points: 12 contacts on one rigid body
     pts = box_corners(0.4, 0.3, 0.35, extra=[[0.0, 0.3, -0.35], [0.0, -0.3, -0.35], [0.4, 0.0, -0.35],
