@@ -81,7 +81,8 @@ class CollisionWorld:
     Public: ``objects`` (CollisionObject), ``geometries`` (Geometry), ``pairs`` (P, 2) tracked shape pairs,
     ``tables`` (ContactTables: objects, geometries and material of each pair), and ``body_placements[m]``:
     (R (nb, 3, 3), p (nb, 3)) views of the body placements of multibody m, which a caller may fill in place
-    before ``update()`` instead of passing copies.
+    before ``update()`` instead of passing copies (``placements``: the same for every body, multibody after
+    multibody).
     """
 
     def __init__(self, multibodies=(), statics=(), materials=None, settings: CollisionSettings | None = None):
@@ -95,6 +96,7 @@ class CollisionWorld:
         self._allocate(len(self._shape_list))
         K.place_shapes(self.shapes, self._ws_for(0), False)  # fixed shapes: placed once
         o = self.body_offset
+        self.placements = (self._buffers["body_R"], self._buffers["body_p"])
         self.body_placements = [(self._buffers["body_R"][o[m]:o[m + 1]], self._buffers["body_p"][o[m]:o[m + 1]])
                                 for m in range(len(self.multibodies))]
         self.material_table = material_table(materials)

@@ -114,7 +114,6 @@ class ContactStage:
         self.erp = c.erp if c.correction == "baumgarte" else 0.0
         self.method = universe.solver.delassus
         self.work = [workspace(run.model, run.data) for run in runs]     # Delassus workspaces, one per multibody
-        self.placements = [(bodies.R[bodies.rows(m)], bodies.p[bodies.rows(m)]) for m in range(len(runs))]
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.member_start, self.members = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
@@ -145,7 +144,10 @@ class ContactStage:
     def step(self, dt):
         """Detection → groups → Λ → solve → ``run.f_contact`` for the step δt (each stage timed)."""
         with self.timer.stage("collision"):
-            self.world.update(self.placements)
+            n = len(self.bodies.R) - 1                   # every body but the static row, in the world's order
+            np.copyto(self.world.placements[0], self.bodies.R[:n])
+            np.copyto(self.world.placements[1], self.bodies.p[:n])
+            self.world.update()
             c = self.contacts = self.world.detect()
         if len(c) == 0 and not len(self.closures):
             self.reset()
