@@ -205,7 +205,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.recorder is None or not len(self.recorder):
             return
         frame = self.recorder.frame(min(index, len(self.recorder) - 1))
-        self.physics.set_state(frame.state, frame.contacts, frame.external)
+        self.physics.set_state(frame.state, frame.contacts, frame.external, frame.tau)
 
     def _on_replay(self, on: bool):
         if on and self.recorder is not None and len(self.recorder) > 1:
@@ -256,7 +256,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 if progress.wasCanceled():
                     return
                 frame = self.recorder.frame(index)
-                self.physics.set_state(frame.state, frame.contacts, frame.external).result(timeout=10)
+                self.physics.set_state(frame.state, frame.contacts, frame.external, frame.tau).result(timeout=10)
                 self.viewport.show_snapshot(self.physics.latest.get()[1].snapshot)
                 progress.setValue(k)
                 yield self.viewport.grab_array(size)

@@ -3,9 +3,10 @@
 Every ``stride``-th step the physics thread appends the Simulation's State (with whatever the engine keeps in
 it, warm starts and plugin states, so that a run resumed from a recorded frame continues as the original did),
 its contacts and the external wrenches the user or a device applied. The buffer keeps the newest ``capacity``
-frames. A recording saved to .npz holds plain arrays (per multibody q and v; contacts padded to the largest
-count of a frame) and loads back into the same frames (plugin states are not saved: a loaded recording
-replays, and a run resumed from it starts its plugins afresh).
+frames, each with the torques τ the controllers applied. A recording saved to .npz holds plain arrays (per
+multibody q, v and τ; contacts and the contact solver's warm starts padded to the largest count of a frame) and
+loads back into the same frames (plugin states are not saved: a loaded recording replays, and a run resumed
+from it starts its plugins afresh).
 
 Haptic devices (issue 7 item 5): the ``SessionRecording`` of each device session attached with
 ``attach_device`` is saved with the frames, one row per haptic tick (device trajectory, buttons, forces sent to
@@ -33,6 +34,7 @@ class RecordedFrame:
     state: State
     contacts: ActiveContacts
     external: tuple    # (multibody, body, wrench_world (6,), point_world (3,)) applied during the step
+    tau: tuple = ()    # per multibody (nv,): the torques the controllers applied during the step
 
 
 class Recorder:
@@ -52,8 +54,9 @@ class Recorder:
         if sim.step_count % self.stride:
             return
         external = tuple((m, b, w.copy(), x.copy()) for (m, b), (w, x) in sim.external.items())
+        tau = tuple(run.tau.copy() for run in sim.runs)
         with self._lock:
-            self._frames.append(RecordedFrame(sim.state, sim.contacts, external))
+            self._frames.append(RecordedFrame(sim.state, sim.contacts, external, tau))
 
     def clear(self):
         with self._lock:
@@ -118,7 +121,9 @@ class Recorder:
         for m in range(len(frames[0].state.q)):
             arrays[f"q{m}"] = np.stack([f.state.q[m] for f in frames])
             arrays[f"v{m}"] = np.stack([f.state.v[m] for f in frames])
+            arrays[f"tau{m}"] = np.stack([f.tau[m] for f in frames])
         arrays.update(_contact_arrays([f.contacts for f in frames]))
+        arrays.update(_warm_start_arrays([f.state.warm_start for f in frames]))
         arrays.update(_external_arrays([f.external for f in frames]))
         devices = self.devices()
         arrays["device_names"] = np.array(list(devices), dtype=str)
@@ -170,6 +175,29 @@ def _contact_arrays(contacts) -> dict:
     return out
 
 
+def _warm_start_arrays(warm_starts) -> dict:
+    """The contact solver's warm start of every frame (State.warm_start), padded like the contacts."""
+    if not all(warm_starts):
+        return {}
+    n = max(len(w["pair"]) for w in warm_starts)
+    out = {"warm_count": np.array([len(w["pair"]) for w in warm_starts]),
+           "warm_pair": np.full((len(warm_starts), n), -1), "warm_point": np.zeros((len(warm_starts), n, 3)),
+           "warm_force": np.zeros((len(warm_starts), n, 3)),
+           "warm_closure_force": np.stack([w["closure_force"] for w in warm_starts])}
+    for k, w in enumerate(warm_starts):
+        c = len(w["pair"])
+        out["warm_pair"][k, :c], out["warm_point"][k, :c], out["warm_force"][k, :c] = w["pair"], w["point"], w["force"]
+    return out
+
+
+def _warm_start(data, k) -> dict:
+    if "warm_count" not in data.files:
+        return {}
+    c = int(data["warm_count"][k])
+    return dict(pair=data["warm_pair"][k, :c].copy(), point=data["warm_point"][k, :c].copy(),
+                force=data["warm_force"][k, :c].copy(), closure_force=data["warm_closure_force"][k].copy())
+
+
 def _external_arrays(externals) -> dict:
     frames, n = len(externals), max([len(e) for e in externals] + [0])
     out = {"external_count": np.array([len(e) for e in externals]), "external_body": np.full((frames, n, 2), -1),
@@ -187,7 +215,8 @@ def _frames_from(data) -> list:
     frames = []
     for k in range(len(data["t"])):
         state = State.capture(data["t"][k], data["step"][k], [data[f"q{m}"][k] for m in range(nmb)],
-                              [data[f"v{m}"][k] for m in range(nmb)])
+                              [data[f"v{m}"][k] for m in range(nmb)], _warm_start(data, k))
+        tau = tuple(data[f"tau{m}"][k].copy() for m in range(nmb) if f"tau{m}" in data.files)
         nc = int(data["contact_count"][k])
         contacts = ActiveContacts(*(_frozen(data[f"contact_{f}"][k, :nc]) for f in ("point", "normal", "force", "depth",
                                                                               "mu")),
@@ -196,7 +225,7 @@ def _frames_from(data) -> list:
         ne = int(data["external_count"][k])
         external = tuple((int(m), int(b), data["external_wrench"][k, j].copy(), data["external_point"][k, j].copy())
                          for j, (m, b) in enumerate(data["external_body"][k, :ne]))
-        frames.append(RecordedFrame(state, contacts, external))
+        frames.append(RecordedFrame(state, contacts, external, tau))
     return frames
 
 

@@ -180,6 +180,8 @@ def test_scrubbing_the_timeline_shows_a_recorded_frame_and_recordings_round_trip
     target = window.recorder.frame(5).state
     wait(qapp, lambda: window.frame.snapshot.step == target.step)
     np.testing.assert_array_equal(window.frame.snapshot.q[0], target.q[0])
+    np.testing.assert_array_equal(window.frame.snapshot.tau[0], window.recorder.frame(5).tau[0])   # its torques
+    assert window.frame.snapshot.tau[0].any()
     window.save_recording(tmp_path / "run.npz")
     assert window.load_recording(tmp_path / "run.npz")
     wait(qapp, lambda: window.frame.snapshot.step == 0)
