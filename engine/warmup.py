@@ -36,6 +36,7 @@ def warm_up(verbose: bool = True) -> float:
 
     import engine
     from engine.dynamics import crba, frame_jacobian, rnea
+    from engine.interaction.scene_proximity import SceneProximity
     from engine.model.universe_xml import load_universe
     from engine.simulation import Simulation
     start = time.perf_counter()
@@ -46,6 +47,8 @@ def warm_up(verbose: bool = True) -> float:
             scene.write_text(WARMUP_SCENE.format(root=ROOT, solver=solver, closed_chain=closed_chain))
             sim = Simulation(load_universe(scene))
             sim.step(20)
+        snapshot = sim.snapshot()                     # touch mode's scene query
+        SceneProximity(sim.universe, lambda: (snapshot.body_R, snapshot.body_p))(np.zeros(3))
     model = engine.load_model(ROOT / "scenes/AFResources/xml/robot_vrml.xml")
     data, q, v = model.create_data(), engine.neutral(model), np.zeros(model.nv)
     rnea(model, data, q, v, v)
