@@ -155,15 +155,20 @@ def test_least_norm_solve_is_the_pseudo_inverse(rank):
                                rtol=1e-7, atol=1e-7 * np.abs(np.linalg.pinv(A, hermitian=True) @ b).max())
 
 
+def sole(mu, name):
+    """A 40 kg foot on 4 sticking corners, CoM off-centre, pushed sideways: W (12 x 12) has rank 6, the forces
+    are not unique. Returns (W, v_free, f, stats) of the solve at tolerance 1e-9."""
+    points = box_corners(0.11, 0.07, 0.1) - [0.03, 0.01, 0.0]
+    W, v_free = rigid_body_problem(40.0, np.diag([0.5, 1.2, 1.5]), points, [[0, 0, 1]] * 4,
+                                   force=np.r_[30.0, -10.0, 0, 0, 0, 2.0])
+    return (W, v_free) + solve(name, W, v_free, mu, SolverSettings(tolerance=1e-9, max_iterations=100))
+
+
 @pytest.mark.parametrize("name", GS_SOLVERS)
 def test_hyperstatic_sole_lands_on_the_least_norm_forces_in_a_few_sweeps(name):
-    # a 40 kg foot on 4 sticking corners, CoM off-centre and a horizontal push: W (12 x 12) has rank 6, the
-    # forces are not unique. The active-set step gives the solution of least norm, -W⁺ v_free (numpy's pinv
-    # here), with no internal forces, and eq. 3.34 is met a sweep later; Gauss–Seidel alone creeps linearly.
-    inertia = np.diag([0.5, 1.2, 1.5])
-    points = box_corners(0.11, 0.07, 0.1) - [0.03, 0.01, 0.0]
-    W, v_free = rigid_body_problem(40.0, inertia, points, [[0, 0, 1]] * 4, force=np.r_[30.0, -10.0, 0, 0, 0, 2.0])
-    f, stats = solve(name, W, v_free, 0.8, SolverSettings(tolerance=1e-9, max_iterations=100))
+    # the active-set step gives the solution of least norm, -W⁺ v_free (numpy's pinv here), with no internal
+    # forces, and eq. 3.34 is met a sweep later; Gauss–Seidel alone creeps linearly
+    W, v_free, f, stats = sole(0.8, name)
     assert stats.converged and stats.iterations <= 12
     np.testing.assert_allclose(f, -np.linalg.pinv(W, rcond=1e-12) @ v_free, rtol=1e-9, atol=1e-9 * 40 * G)
     assert f[0::3].sum() == pytest.approx(40.0 * G, rel=1e-12)
@@ -172,11 +177,8 @@ def test_hyperstatic_sole_lands_on_the_least_norm_forces_in_a_few_sweeps(name):
 
 @pytest.mark.parametrize("name", GS_SOLVERS)
 def test_frictionless_hyperstatic_sole_lands_on_the_least_norm_normal_forces(name):
-    # the same sole without friction: only the normal rows bear load, f_n = -(W_nn)⁺ v_free,n
-    inertia = np.diag([0.5, 1.2, 1.5])
-    points = box_corners(0.11, 0.07, 0.1) - [0.03, 0.01, 0.0]
-    W, v_free = rigid_body_problem(40.0, inertia, points, [[0, 0, 1]] * 4, force=np.r_[30.0, -10.0, 0, 0, 0, 2.0])
-    f, stats = solve(name, W, v_free, 0.0, SolverSettings(tolerance=1e-9, max_iterations=100))
+    # without friction only the normal rows bear load: f_n = -(W_nn)⁺ v_free,n
+    W, v_free, f, stats = sole(0.0, name)
     n = np.arange(0, 12, 3)
     assert stats.converged and stats.iterations <= 12
     np.testing.assert_allclose(f[n], -np.linalg.pinv(W[np.ix_(n, n)], rcond=1e-12) @ v_free[n], rtol=1e-9)
