@@ -88,14 +88,14 @@ def reduce_manifold(raw, k, n_max, tol, uv, selected, work):
     far = _farthest(raw, uv, k, deepest, face, merge_distance)
     if far < 0:
         far = _farthest(raw, uv, k, deepest, -np.inf, merge_distance)
-        if far < 0:
-            return _merge_selected(raw, k, selected, 1, merge_distance)
+    if far < 0 or n_max == 1:
+        return _merge_selected(raw, k, selected, 1, merge_distance)
     selected[1] = far
     hull, scratch = work[:n_max + 1], work[n_max + 1:]
     hull[0], hull[1] = deepest, far
     min_gain = 1e-9 * ((uv[far, 0] - uv[deepest, 0]) ** 2 + (uv[far, 1] - uv[deepest, 1]) ** 2)
     m, h = _grow(raw, uv, k, face, selected, 2, n_max, min_gain, hull, 2, scratch)
-    m, h = _grow(raw, uv, k, -np.inf, selected, m, n_max, min_gain, hull, h, scratch)
+    m, _ = _grow(raw, uv, k, -np.inf, selected, m, n_max, min_gain, hull, h, scratch)
     return _merge_selected(raw, k, selected, m, merge_distance)
 
 

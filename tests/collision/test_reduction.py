@@ -95,3 +95,10 @@ def test_a_line_face_is_completed_by_the_nearest_rim():
     assert len(out) == 4
     assert sorted(np.round(out[:, 0], 12).tolist()) == [-0.1, -0.1, 0.1, 0.1]
     assert sorted(out[:, 6].tolist()) == [-2e-3, -2e-3, 1e-3, 1e-3]
+
+
+def test_one_point_per_pair_is_the_deepest():
+    depths = np.full(49, 1e-3)
+    depths[30] = 3e-3
+    out = reduce(grid(), depths, n_max=1)
+    assert len(out) == 1 and out[0, 6] == 3e-3
