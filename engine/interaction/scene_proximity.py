@@ -1,7 +1,7 @@
 """Touch mode on a whole universe: the signed distance to its collision geometry at the latest placements.
 
 ``SceneProximity(universe, placements)`` is a ``ProximityQuery`` (proximity.py) over every collision geometry of
-the universe — the statics where they stand, the multibodies' at ``placements()``: a callable returning the
+the universe (``statics=False``: of its multibodies only) — the statics where they stand, the multibodies' at ``placements()``: a callable returning the
 world placements of their bodies, ``(body_R, body_p)`` per multibody, as a ``Snapshot`` carries them (immutable,
 so the haptic thread reads them while the physics steps).  ``Proximity.body`` is ``(multibody, body)`` for a
 mobile body, None for a static one.
@@ -27,9 +27,9 @@ from engine.model import meshes
 
 
 class SceneProximity:
-    def __init__(self, universe, placements):
+    def __init__(self, universe, placements, statics: bool = True):
         self.placements = placements
-        pieces = [(None, g) for s in universe.statics for g in s.geometries if g.role == "collision"]
+        pieces = [(None, g) for s in universe.statics for g in s.geometries if g.role == "collision" and statics]
         pieces += [((m, g.body), g) for m, mb in enumerate(universe.multibodies) for g in mb.model.geometries
                    if g.role == "collision"]
         self.keys = [key for key, _ in pieces]

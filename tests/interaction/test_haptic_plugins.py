@@ -8,7 +8,9 @@ from engine.cli import main as cli_main
 from engine.errors import UniverseError
 from engine.interaction import (BodyPicker, DeviceError, LockstepDevices, MouseDevice, ScriptedDevice,
                                 ray_triangles, session_for)
-from engine.interaction.picking import signed_distance
+from engine.interaction._proximity_kernels import _field
+from engine.interaction.scene_proximity import _piece
+from engine.model.model import Geometry
 
 M, G = 1.75, 9.81
 TABLE_AND_BOX = """<Universe>
@@ -46,7 +48,13 @@ def test_ray_hits_the_nearest_face_of_a_cube_at_the_closed_form_distance():
     ("capsule", (0.1, 0.4), [0.0, 0.0, 0.5], 0.2),                    # above the segment end (0, 0, 0.2)
 ])
 def test_signed_distances_of_the_primitives(kind, size, y, expected):
-    assert signed_distance(kind, size, np.array(y, float)) == pytest.approx(expected, abs=1e-12)
+    # touch mode's and the picker's fields (scene_proximity.py), in the shape's frame
+    kind, size3, _, _, (n, o) = _piece(Geometry("g", 0, kind, size, np.eye(3), np.zeros(3)))
+    y = np.array(y, float)
+    point, normal = np.zeros(3), np.zeros(3)
+    assert _field(y, kind, size3, n, o, point, normal) == pytest.approx(expected, abs=1e-12)
+    if expected > 0.0:                                               # outside: x = point + d n
+        np.testing.assert_allclose(point + expected * normal, y, atol=1e-12)
 
 
 def test_body_picker_finds_the_body_under_a_point_on_the_current_placements(tmp_path):
