@@ -159,7 +159,7 @@ class Interaction:
             recorder.attach_device(name, session.recording)
         inputs = [lambda sim, port=port: port.update(sim.time) for port in ports]
         if touching:
-            inputs.insert(0, lambda sim: placements.write(*zip(*(run.world_placements() for run in sim.runs))))
+            inputs.insert(0, lambda sim: placements.write(*sim.placements()))
         physics.inputs = tuple(inputs)
         self._timer.start()
 

@@ -255,6 +255,12 @@ class Simulation:
         R, p = run.world_placements()
         return R[body].copy(), p[body].copy()
 
+    def placements(self):
+        """World placements of every body, per multibody: ([R (nb, 3, 3), ...], [p (nb, 3), ...]) — the form of
+        a Snapshot's ``body_R``, ``body_p`` (views: read them before the next step)."""
+        placements = [run.world_placements() for run in self.runs]
+        return [R for R, _ in placements], [p for _, p in placements]
+
     def body_velocity(self, multibody: int, body: int):
         """(linear velocity of the body origin, angular velocity), world axes; zero for the base frame."""
         if body < 0:

@@ -141,16 +141,11 @@ class LockstepDevices:
                 warnings.warn(f"device '{spec.name}' needs the GUI: ignored in a headless run", stacklevel=2)
                 continue
             touch = session_settings(spec)["mode"] == "touch"
-            scene = SceneProximity(sim.universe, self._placements) if touch else None
+            scene = SceneProximity(sim.universe, sim.placements) if touch else None
             session = session_for(spec, base_dir, clock=lambda: self.sim.time, proximity=scene)
             self.ports.append(simulation_port(session, sim))
             session.start(threaded=False)
             self.sessions.append(session)
-
-    def _placements(self):
-        """The bodies' world placements now, per multibody (touch mode's scene; same thread, same step)."""
-        placements = [run.world_placements() for run in self.sim.runs]
-        return [R for R, _ in placements], [p for _, p in placements]
 
     def before_step(self) -> None:
         for session, port in zip(self.sessions, self.ports):

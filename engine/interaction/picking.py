@@ -44,11 +44,7 @@ class BodyPicker:
 
     def __init__(self, sim, tolerance: float = 0.01):
         self.sim, self.tolerance = sim, float(tolerance)
-        self.scene = SceneProximity(sim.universe, self._placements, statics=False)
-
-    def _placements(self):
-        placements = [run.world_placements() for run in self.sim.runs]
-        return [R for R, _ in placements], [p for _, p in placements]
+        self.scene = SceneProximity(sim.universe, sim.placements, statics=False)
 
     def __call__(self, x):
         if not self.scene.keys:
