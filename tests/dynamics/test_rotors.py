@@ -56,6 +56,20 @@ def states(model, seed):
     return random_q(model, rng), *rng.normal(size=(3, model.nv))
 
 
+def same_as_pinocchio(geared, twin, model, seed, mass_matrix=True, energy=False):
+    """rnea, crba, aba (and T) of ``geared`` equal Pinocchio's on ``twin`` at random states; Pinocchio leaves
+    out the URDF joint damping and dry friction, so they are taken off here."""
+    data, pd = geared.create_data(), twin.createData()
+    q, v, a, tau = states(model, seed)
+    passive = model.dof_damping * v + model.dof_friction * np.sign(v)
+    close(rnea(geared, data, q, v, a) - passive, pin.rnea(twin, pd, q, v, a))
+    if mass_matrix:
+        close(crba(geared, data, q), pin.crba(twin, pd, q))
+    close(aba(geared, data, q, v, tau), pin.aba(twin, pd, q, v, tau - passive))
+    if energy:
+        close(kinetic_energy(geared, data, q, v), pin.computeKineticEnergy(twin, pd, q, v))
+
+
 @pytest.mark.parametrize("path,floating", ARMS)
 def test_unit_gear_along_the_axis_is_the_rotor_moved_onto_the_driven_link(path, floating):
     """alpha = 1, eps = joint axis: the rotor turns exactly with the driven link, so the geared model equals a
@@ -77,13 +91,7 @@ def test_unit_gear_along_the_axis_is_the_rotor_moved_onto_the_driven_link(path, 
             if body >= 0:
                 Y = twin.inertias[body + 1]
                 twin.inertias[body + 1] = pin.Inertia(Y.mass, Y.lever, Y.inertia + J)
-    data, pd = geared.create_data(), twin.createData()
-    q, v, a, tau = states(model, 1)
-    passive = model.dof_damping * v + model.dof_friction * np.sign(v)
-    close(rnea(geared, data, q, v, a) - passive, pin.rnea(twin, pd, q, v, a))
-    close(crba(geared, data, q), pin.crba(twin, pd, q))
-    close(aba(geared, data, q, v, tau), pin.aba(twin, pd, q, v, tau - passive))
-    close(kinetic_energy(geared, data, q, v), pin.computeKineticEnergy(twin, pd, q, v))
+    same_as_pinocchio(geared, twin, model, 1, energy=True)
 
 
 def test_base_carried_rotor_is_pinocchio_armature_whatever_its_axis():
@@ -95,12 +103,7 @@ def test_base_carried_rotor_is_pinocchio_armature_whatever_its_axis():
     geared = with_rotors(model, j_m, 0.7 * j_m, eps, alpha)
     twin = pin.Model(pm)
     twin.armature = alpha ** 2 * j_m
-    data, pd = geared.create_data(), twin.createData()
-    q, v, a, tau = states(model, 2)
-    passive = model.dof_damping * v + model.dof_friction * np.sign(v)
-    close(rnea(geared, data, q, v, a) - passive, pin.rnea(twin, pd, q, v, a))
-    close(crba(geared, data, q), pin.crba(twin, pd, q))
-    close(aba(geared, data, q, v, tau), pin.aba(twin, pd, q, v, tau - passive))
+    same_as_pinocchio(geared, twin, model, 2)
 
 
 @pytest.mark.parametrize("path,floating", ARMS)
@@ -190,11 +193,7 @@ def test_zero_gear_ratio_freezes_the_rotor_in_its_carrier():
     j_m = safe_rotors(model, rng)
     eps = rng.normal(size=(model.nv, 3))
     frozen = with_rotors(model, j_m, 0.8 * j_m, eps / np.linalg.norm(eps, axis=1)[:, None], np.zeros(model.nv))
-    data, pd = frozen.create_data(), pm.createData()
-    q, v, a, tau = states(model, 7)
-    passive = model.dof_damping * v + model.dof_friction * np.sign(v)
-    close(rnea(frozen, data, q, v, a) - passive, pin.rnea(pm, pd, q, v, a))
-    close(aba(frozen, data, q, v, tau), pin.aba(pm, pd, q, v, tau - passive))
+    same_as_pinocchio(frozen, pm, model, 7, mass_matrix=False)
 
 
 def test_rotor_heavier_than_its_carrier_is_rejected():
