@@ -14,6 +14,7 @@ import signal
 import subprocess
 
 import pytest
+from gui_helpers import wait
 
 _xvfb = None
 NO_DISPLAY = None   # the reason GUI tests are skipped, or None
@@ -87,21 +88,11 @@ def window(qapp):
     w.resize(1200, 800)
     w.show()
     assert w.open_scene(app.DEFAULT_SCENE), w.log.text()
-    _wait(qapp, lambda: w.frame is not None and w.viewport.isExposed())
+    wait(qapp, lambda: w.frame is not None and w.viewport.isExposed())
     yield w
     w.close()
     qapp.processEvents()
     sys.setswitchinterval(interval)
-
-
-def _wait(qapp, condition, timeout=20.0):
-    import time
-    end = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > end:
-            raise TimeoutError("condition not met in time")
-        qapp.processEvents()
-        time.sleep(0.005)
 
 
 PD_ARM_URDF = """<?xml version="1.0"?>

@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui
 import app
 from app.interaction import view_ray
 from app.signals import catalogue
+from gui_helpers import wait
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 Qt = QtCore.Qt
@@ -23,14 +24,6 @@ SCENE = """<Universe name="mouse">
   </Configurations>
 </Universe>
 """
-
-
-def wait(qapp, condition, timeout=120.0):     # generous: numba caches may be rebuilt on a busy machine
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "condition not met in time"
-        qapp.processEvents()
-        time.sleep(0.005)
 
 
 def pixel_of(view, x):

@@ -8,16 +8,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 import engine
 from app import DEFAULT_SCENE, check_qt_binding
+from gui_helpers import wait
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-def wait(qapp, condition, timeout=30.0):
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "condition not met in time"
-        qapp.processEvents()
-        time.sleep(0.005)
 
 
 def settle(qapp, window):

@@ -1,0 +1,11 @@
+"""Helpers of the GUI tests."""
+import time
+
+
+def wait(qapp, condition, timeout=120.0):     # generous: numba caches may be rebuilt on a busy machine
+    """Process Qt events until ``condition()`` holds; fail after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "condition not met in time"
+        qapp.processEvents()
+        time.sleep(0.005)
