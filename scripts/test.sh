@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Run the whole test suite; GUI tests need a display, so use Xvfb when there is none.
+# Run the whole test suite in the project environment; GUI tests need a display, so use Xvfb when there is none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PY=${VENV:-.venv}/bin/python
 if [ -z "${DISPLAY:-}" ] && command -v xvfb-run >/dev/null; then
-  exec xvfb-run -a -s "-screen 0 1600x1000x24" python3 -m pytest "$@"
+  exec xvfb-run -a -s "-screen 0 1600x1000x24" "$PY" -m pytest "$@"
 fi
 [ -n "${DISPLAY:-}" ] || echo "warning: no display and no xvfb-run: the GUI tests will be skipped (apt-get install xvfb)"
-exec python3 -m pytest "$@"
+exec "$PY" -m pytest "$@"
