@@ -137,6 +137,9 @@ class Simulation:
             if q.shape != run.q.shape or v.shape != run.v.shape:
                 raise ValueError(f"state shapes {q.shape}, {v.shape} do not fit '{run.instance.name}' "
                                  f"(nq={run.model.nq}, nv={run.model.nv})")
+            if faults.first_non_finite(np.ascontiguousarray(q, float)) >= 0 or \
+                    faults.first_non_finite(np.ascontiguousarray(v, float)) >= 0:
+                raise ValueError(f"state of '{run.instance.name}' is not finite: q {q}, v {v}")
             run.q[:], run.v[:] = q, v
         self.time, self.step_count = state.t, state.step
         self.contact_stage.set_warm_start(state.warm_start)

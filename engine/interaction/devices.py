@@ -155,19 +155,19 @@ class LockstepDevices:
     def before_step(self) -> None:
         budget = self.sim.universe.limits.device_budget
         for session, port, name in zip(self.sessions, self.ports, self.names):
-            if session.fault is None:
-                start = time.perf_counter()
-                try:
+            try:
+                if session.fault is None:
+                    start = time.perf_counter()
                     session.tick()
-                except Exception as exc:
-                    self._fail(session, port, PluginError(f"raised {type(exc).__name__}: {exc}", name, "device",
-                                                          "haptic"), exc)
-                elapsed = time.perf_counter() - start
-                if elapsed > budget:
-                    self._fail(session, port, PluginError(f"its tick took {elapsed:.3f} s, beyond the time budget "
-                                                          f"{budget:g} s (<Limits device_budget>)", name, "device",
-                                                          "haptic", value=elapsed))
-            port.update(self.sim.time)
+                    if (elapsed := time.perf_counter() - start) > budget:
+                        raise PluginError(f"its tick took {elapsed:.3f} s, beyond the time budget {budget:g} s "
+                                          f"(<Limits device_budget>)", name, "device", "haptic", value=elapsed)
+                port.update(self.sim.time)       # the device's wrench on its body (set_external_wrench checks it)
+            except PluginError as error:
+                self._fail(session, port, error)
+            except Exception as exc:
+                self._fail(session, port, PluginError(f"raised {type(exc).__name__}: {exc}", name, "device",
+                                                      "haptic"), exc)
 
     def _fail(self, session, port, error, cause=None):
         """Stop ticking the device, let go of its body, mark the simulation faulted and raise."""
