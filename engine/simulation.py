@@ -24,7 +24,7 @@ from engine import faults, plugins
 from engine.contact import _stepping_kernels as K
 from engine.contact.problem import project_closures
 from engine.contact.stepping import ContactStage, WorldBodies
-from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
+from engine.dynamics import aba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.lie import integrate_kernel
 from engine.errors import DivergenceError, PluginError, SimulationError, UniverseError
@@ -227,12 +227,14 @@ class Simulation:
                 run.free_velocities(dt)
                 self._check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
         self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
-        with timer.stage("integration"):
+        with timer.stage("integration"):  # v⁺, q⁺; the kinematics of the new state, its kinetic energy
             for m, run in enumerate(self.runs):
                 self._integrate(m, run, dt)
+            self._refresh_kinematics()
+            for run in self.runs:
+                self._check_energy(run)
         self.time += dt
         self.step_count += 1
-        self._refresh_kinematics()
         if self.sensors:
             with timer.stage("sense"):
                 self.measurements = {sensor.name: self._measure(sensor) for sensor in self.sensors}
@@ -247,11 +249,11 @@ class Simulation:
             out = faults.call(c, "controller", "control", c.control, self.time, run.q_in, run.v_in,
                               multibody=run.name)
             run.tau += faults.checked_array(out, c, "controller", "control", run.tau.shape, "torque", run.name)
-            if limits.limited and limits.policy == "refuse" and (i := limits.beyond_effort(run.tau)) >= 0:
+            if limits.refuse and (i := limits.beyond_effort(run.tau)) >= 0:
                 raise PluginError(f"drove the torque of {self._dof(run, i)} beyond its effort limit "
                                   f"{limits.effort[i]:g} (effort_limits=\"refuse\")", faults.plugin_name(c),
                                   "controller", "control", run.name, value=float(run.tau[i]))
-        if limits.limited and limits.policy == "clamp" and (n := limits.clamp_effort(run.tau)):
+        if limits.clamp and (n := limits.clamp_effort(run.tau)):
             self._count_clamps(run, n, "torques")
 
     def _count_clamps(self, run, n, what):
@@ -296,10 +298,6 @@ class Simulation:
             run.q[:], run.v[:] = q, v
         self._check(run.q, "integration", run, "configuration q")
         self._check_speed(run.v, "integration", run, "velocity v")
-        run.kinetic_next = kinetic_energy(run.model, run.data, run.q, run.v)
-        if run.kinetic_next > (bound := run.limits.energy_bound(run.kinetic)):
-            raise DivergenceError("kinetic energy", "integration", run.name, self._good_step + 1, self._good_time,
-                                  None, run.kinetic_next, bound)
 
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""
@@ -339,6 +337,14 @@ class Simulation:
             raise DivergenceError(quantity, stage, run.name, self._good_step + 1, self._good_time, bad,
                                   float(values.reshape(-1)[bad]))
 
+    def _check_energy(self, run):
+        """T⁺ = ½ v⁺ᵀ M v⁺ (from the kinematics just refreshed) beyond ``energy_jump`` (T + m g · 1 m) stops the
+        step."""
+        run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
+        if run.kinetic_next > (bound := run.limits.energy_bound(run.kinetic)):
+            raise DivergenceError("kinetic energy", "integration", run.name, self._good_step + 1, self._good_time,
+                                  None, run.kinetic_next, bound)
+
     def _check_speed(self, v, stage, run, quantity):
         """A velocity beyond its bound (or not finite) stops the step before it reaches the state."""
         i = run.limits.beyond_speed(v)
@@ -360,14 +366,16 @@ class Simulation:
         """The current state (reset, set_state) becomes the last good one; a fault is cleared."""
         self._refresh_kinematics()
         for run in self.runs:
-            run.kinetic_next = kinetic_energy(run.model, run.data, run.q, run.v)
+            run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
         self.faulted = None
         self._commit()
 
     def _commit(self):
         """The state after a step that passed every check becomes the last good one."""
         for run in self.runs:
-            run.q_good[:], run.v_good[:], run.tau_good[:] = run.q, run.v, run.tau
+            np.copyto(run.q_good, run.q)
+            np.copyto(run.v_good, run.v)
+            np.copyto(run.tau_good, run.tau)
             run.kinetic = run.kinetic_next
         self._good_time, self._good_step = self.time, self.step_count
         self._good_warm, self._good_measurements = self.contact_stage.warm_start(), self.measurements

@@ -29,15 +29,17 @@ def call(plugin, kind: str, stage: str, method, *args, multibody: str | None = N
 def checked_array(out, plugin, kind: str, stage: str, shape: tuple, what: str, multibody: str | None = None):
     """``out`` as a float array of ``shape`` with finite entries, else a ``PluginError`` naming the first bad
     entry (or the shape)."""
-    try:
-        array = np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
-        raise PluginError(f"returned a {what} that is not an array of numbers", plugin_name(plugin), kind, stage,
-                          multibody, value=repr(out)[:80]) from None
+    array = out
+    if type(out) is not np.ndarray or out.dtype != np.float64:
+        try:
+            array = np.asarray(out, dtype=float)
+        except (TypeError, ValueError):
+            raise PluginError(f"returned a {what} that is not an array of numbers", plugin_name(plugin), kind,
+                              stage, multibody, value=repr(out)[:80]) from None
     if array.shape != shape:
         raise PluginError(f"returned a {what} of the wrong shape; expected {shape}", plugin_name(plugin), kind,
                           stage, multibody, shape=array.shape)
-    bad = first_non_finite(array.reshape(-1))
+    bad = first_non_finite(array)
     if bad >= 0:
         raise PluginError(f"returned a non-finite {what} at index {bad}", plugin_name(plugin), kind, stage,
                           multibody, value=float(array.reshape(-1)[bad]))

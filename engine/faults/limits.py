@@ -25,7 +25,8 @@ class RunLimits:
     def __init__(self, model, settings, gravity):
         self.policy = settings.effort_limits
         self.effort = np.array(model.dof_effort_limit, dtype=float)             # (nv,) N·m or N, inf: none
-        self.limited = self.policy != "ignore" and bool(np.isfinite(self.effort).any())
+        limited = bool(np.isfinite(self.effort).any())
+        self.clamp, self.refuse = limited and self.policy == "clamp", limited and self.policy == "refuse"
         velocity = np.asarray(model.dof_velocity_limit, dtype=float)
         self.speed = np.where(np.isfinite(velocity), settings.velocity_factor * velocity, settings.max_speed)
         g = float(np.linalg.norm(gravity)) or STANDARD_GRAVITY

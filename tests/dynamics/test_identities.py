@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.dynamics import aba, crba, kinetic_energy, rnea
+from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, rnea
 from tests.dynamics.random_trees import random_model
 from tests.dynamics.test_pinocchio import random_q, robot
 
@@ -89,6 +89,8 @@ def test_energy_and_linearity(model):
     q, (v, a) = random_q(model, rng), rng.normal(size=(2, model.nv))
     M = crba(model, data, q).copy()
     assert_close(v @ M @ v, 2.0 * kinetic_energy(model, data, q, v))
+    forward_kinematics(model, data, q, v)
+    assert_close(v @ M @ v, 2.0 * kinetic_energy_of_motion(model, data, v))   # from the kinematics' velocities
     assert_close(rnea(model, data, q, v, a), M @ a + rnea(model, data, q, v, np.zeros(model.nv)))
 
 
