@@ -2,9 +2,13 @@
 shape, or a device that overruns its time budget, stops the run with one PluginError naming it; a step whose
 velocity or kinetic energy leaves its physical bound stops with its stage named. In every case the simulation
 keeps exactly the state after step k − 1 (compared with a fault-free twin) and a recorder holds steps 0 … k − 1."""
+import os
 import re
+import subprocess
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +21,7 @@ from engine.errors import DivergenceError, PluginError, SimulationError, Univers
 from engine.interaction import LockstepDevices, ScriptedDevice
 from engine.model.universe import LimitSettings
 
+ROOT = Path(__file__).resolve().parents[2]
 K = 40             # the faulty step
 DT = 1e-3
 G = 9.81
@@ -387,3 +392,25 @@ def test_limits_are_read_from_the_settings(tmp_path):
     np.testing.assert_array_equal(limits.speed, [5 * SPEED, 5 * SPEED])
     np.testing.assert_array_equal(limits.effort, [EFFORT, EFFORT])
     assert limits.max_force == pytest.approx(3 * 2.0 * G)       # the arm's two 1 kg links (the base is fixed)
+
+
+def test_the_fault_kernels_agree_with_numpy_and_run_as_plain_python():
+    from engine.faults._kernels import clamp, first_beyond, first_non_finite
+    rng = np.random.default_rng(5)
+    x, bound = rng.normal(size=50) * 3.0, np.abs(rng.normal(size=50)) + 0.5
+    beyond = np.flatnonzero(np.abs(x) > bound)
+    assert first_beyond(x, bound) == beyond[0] and first_beyond(np.zeros(50), bound) == -1
+    clamped = x.copy()
+    assert clamp(clamped, bound) == len(beyond)
+    np.testing.assert_array_equal(clamped, np.clip(x, -bound, bound))
+    x[7] = np.nan
+    assert first_beyond(x, np.full(50, np.inf)) == 7 and first_non_finite(x.reshape(5, 10)) == 7
+    script = ("import numpy as np, numba\n"
+              "from engine.faults._kernels import clamp, first_beyond, first_non_finite\n"
+              "x = np.array([0.5, -3.0, np.inf]); b = np.ones(3)\n"
+              "assert first_beyond(x, b) == 1 and first_non_finite(x) == 2 and numba.config.DISABLE_JIT\n"
+              "x[2] = 2.0; assert clamp(x, b) == 2 and x.tolist() == [0.5, -1.0, 1.0]\n"
+              "print('nojit ok')\n")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert out.returncode == 0 and "nojit ok" in out.stdout, out.stderr[-2000:]
