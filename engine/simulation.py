@@ -180,6 +180,7 @@ class Simulation:
         kept = [s for s in self.sensors if name not in (faults.plugin_name(s), getattr(s, "name", None))]
         found |= len(kept) != len(self.sensors)
         self.sensors = kept
+        self.measurements = {s.name: self.measurements[s.name] for s in kept if s.name in self.measurements}
         if isinstance(self.faulted, PluginError) and self.faulted.plugin == name:
             found, self.faulted = True, None
         if not found:

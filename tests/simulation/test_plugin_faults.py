@@ -212,6 +212,9 @@ def test_a_faulty_sensor_is_named_and_its_step_is_undone(tmp_path, mode, detail)
     twin = engine.Simulation(arm_universe(tmp_path, control, name="twin.xml"))
     assert_kept_state_is_step(sim, recorder, twin, K)
     np.testing.assert_array_equal(sim.measurements["arm/angles"]["angle"], sim.state.q[0])   # step K − 1's
+    sim.disable_plugin("test-fault-sensor")                 # the run goes on without the sensor and its readings
+    sim.step(3)
+    assert sim.step_count == K + 2 and sim.sensors == [] and sim.measurements == {}
 
 
 def test_a_faulty_solver_plugin_is_named_with_its_group_and_the_warm_start_is_kept(tmp_path):
