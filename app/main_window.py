@@ -280,7 +280,11 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.physics is None:
             return
         while not self.physics.errors.empty():
-            self.show_error("The simulation stopped", self.physics.errors.get_nowait())
+            error = self.physics.errors.get_nowait()
+            if isinstance(error, engine.SimulationError):
+                self.show_fault(error)
+            else:
+                self.show_error("The simulation stopped", error)
         version, frame = self.physics.latest.get()
         if version == self._version:
             return
@@ -339,6 +343,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self.error_box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Critical, title, text,
                                                QtWidgets.QMessageBox.StandardButton.Ok, self)
         self.error_box.open()
+
+    def show_fault(self, error):
+        """A fault paused the run on its last good state: log it, and offer Reset, Disable plugin (a plugin's
+        fault, but the contact solver's) and Continue."""
+        self.log.error(f"The simulation stopped: {error}")
+        if self.error_box is not None:
+            self.error_box.close()
+        box = self.error_box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Warning, "The simulation stopped",
+            f"{error}\n\nThe run is paused on its last good state; the recording is kept.",
+            QtWidgets.QMessageBox.StandardButton.NoButton, self)
+        Role = QtWidgets.QMessageBox.ButtonRole
+        box.addButton("Reset", Role.ResetRole).clicked.connect(self.reset)
+        plugin = getattr(error, "plugin", None)
+        if plugin is not None and error.kind != "solver":
+            box.addButton(f"Disable plugin '{plugin}'", Role.ActionRole).clicked.connect(
+                lambda: self.physics.disable_plugin(plugin))
+        box.addButton("Continue", Role.AcceptRole).clicked.connect(lambda: self.physics.resume())
+        box.open()
 
     def dragEnterEvent(self, event):
         if any(Path(u.toLocalFile()).suffix.lower() in SCENE_SUFFIXES + (".npz",) for u in event.mimeData().urls()):

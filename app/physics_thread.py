@@ -4,8 +4,10 @@ Pacing only decides *when* the next fixed step runs (real time, ×N, or as fast 
 it is, so N steps give the same state whatever the speed or the drawing rate. The view reads the newest
 ``Frame`` from a lock-protected latest-value slot (``LatestSlot``) at its own rate and never waits for the
 physics; commands from the GUI (play, pause, step, reset, seek, ...) are queued and run between two steps.
-A ``SimulationError`` (or any other exception) stops the run, is published in ``errors`` and keeps the last
-good state and the recording.
+A ``SimulationError`` (or any other exception) pauses the run on the last good state, is published in
+``errors`` and keeps the recording (steps 0 … k − 1 when step k faults). A fault (a ``PluginError`` naming the
+plugin, a ``DivergenceError`` naming the stage) leaves the Simulation ``faulted``: ``reset()``, ``resume()``
+(continue from the last good state) or ``disable_plugin(name)`` (then continue) go on.
 """
 from __future__ import annotations
 
@@ -103,6 +105,20 @@ class PhysicsThread(threading.Thread):
                 self.recorder.append(sim)
         return self.submit(run)
 
+    def resume(self):
+        """Continue after a fault: clear it and play on from the last good state."""
+        def run(sim):
+            sim.clear_fault()
+            self._set_playing(True)
+        return self.submit(run)
+
+    def disable_plugin(self, name: str):
+        """Stop calling plugin ``name`` (its fault is cleared) and play on."""
+        def run(sim):
+            sim.disable_plugin(name)
+            self._set_playing(True)
+        return self.submit(run)
+
     def set_speed(self, speed: float | None):
         def run(sim):
             self.speed = speed
@@ -172,7 +188,7 @@ class PhysicsThread(threading.Thread):
                     self._reanchor()
             try:
                 self._advance_one()
-            except Exception as exc:  # SimulationError and any bug: stop, show, keep the recording
+            except Exception as exc:  # a fault and any bug: pause on the last good state, show, keep the recording
                 self._set_playing(False)
                 self._fail(exc)
         self._window.append((time.perf_counter(), sim.time))

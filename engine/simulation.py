@@ -6,23 +6,28 @@
     → velocity update, integration on the Lie group
     → snapshot for viewers, recorders and the haptic loop
 
-Every stage is timed every step (``sim.timer``). A non-finite value stops the step with a ``SimulationError``
-naming the stage and the multibody; the last good state is kept.
+Every stage is timed every step (``sim.timer``). Faults never lose a run (engine/faults/): every plugin call is
+guarded, so a plugin that raises or returns a non-finite value, the wrong shape or a torque beyond its effort limit
+stops the step with a ``PluginError`` naming it; a non-finite value or a velocity or kinetic energy beyond its
+physical bound stops it with a ``DivergenceError`` naming the stage. Either way the simulation keeps the last good
+state (the one after the previous step, which passed every check), is marked ``faulted`` and refuses to step until
+``reset()``, ``set_state()``, ``clear_fault()`` or ``disable_plugin()``.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from engine import plugins
+from engine import faults, plugins
 from engine.contact import _stepping_kernels as K
 from engine.contact.problem import project_closures
 from engine.contact.stepping import ContactStage, WorldBodies
-from engine.dynamics import aba, forward_kinematics, kinetic_energy, potential_energy
+from engine.dynamics import aba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.lie import integrate_kernel
-from engine.errors import SimulationError, UniverseError
+from engine.errors import DivergenceError, PluginError, SimulationError, UniverseError
 from engine.state import ActiveContacts, Snapshot, State
 from engine.timing import StageTimer
 
@@ -32,13 +37,16 @@ class MultiBodyRun:
     universe's ``WorldBodies`` (``R_world``, ``p_world``, ``V``, ``V_free``) are views."""
 
     def __init__(self, instance, universe, bodies, index):
-        self.instance, self.model = instance, instance.model
+        self.instance, self.model, self.name = instance, instance.model, instance.name
         self.data = self.model.create_data()
         self.q, self.v = instance.q0.copy(), instance.v0.copy()
-        self.q_good, self.v_good = self.q.copy(), self.v.copy()   # the last good state (restored on a fault)
+        self.q_in, self.v_in = self.q.view(), self.v.view()  # what plugins read: views they cannot write
+        self.q_in.flags.writeable = self.v_in.flags.writeable = False
         self.data_free = self.model.create_data()           # kinematics at the free velocity
         nb, nv = self.model.nbodies, self.model.nv
         self.tau, self.a_free = np.zeros(nv), np.zeros(nv)
+        self.q_good, self.v_good, self.tau_good = self.q.copy(), self.v.copy(), self.tau.copy()  # the last good state
+        self.kinetic = self.kinetic_next = 0.0              # kinetic energy of the last good state, of the next
         self.f_ext = np.zeros((nb, 6))                      # user/haptic wrenches, body frames
         self.f_contact = np.zeros((nb, 6))                  # contact and closure wrenches, body frames
         self.f_total = np.zeros((nb, 6))
@@ -53,6 +61,7 @@ class MultiBodyRun:
         self.joints = (m.joint_type.copy(), m.joint_idx_q.copy(), m.joint_idx_v.copy())
         # gravity and external forces are expressed in the multibody's base frame
         self.gravity = instance.R.T @ universe.gravity
+        self.limits = faults.RunLimits(self.model, universe.limits, universe.gravity)
         base_dir = str(Path(universe.source).parent)
         self.controllers = [plugins.create(spec, model=self.model, q0=instance.q0, gravity=self.gravity,
                                            base_dir=base_dir)
@@ -94,7 +103,10 @@ class Simulation:
         self.external = {}        # (multibody, body) -> (wrench_world (6,), point_world (3,))
         self.contact_stage = ContactStage(universe, self.runs, self.bodies, self.timer)
         self.sensors = [self._sensor(spec) for spec in universe.sensors]
+        self.sensor_target = {id(s): spec.target for s, spec in zip(self.sensors, universe.sensors)}
         self.measurements = {}    # sensor name -> {signal: array}, after each step
+        self.faulted: SimulationError | None = None   # the fault that stopped the run, until cleared
+        self.effort_clamps = {}   # multibody name -> number of torques (and external wrenches) clamped
         integrator = universe.integrator.replace("-", "_")
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.reset()
@@ -105,13 +117,13 @@ class Simulation:
             run.q[:], run.v[:] = run.instance.q0, run.instance.v0
             run.tau[:] = 0.0          # no step taken yet: no torque applied
             for c in run.controllers:
-                c.reset(run.q, run.v)
+                faults.call(c, "controller", "reset", c.reset, run.q_in, run.v_in, multibody=run.name)
         self.time, self.step_count = 0.0, 0
         self.external.clear()
         self.contact_stage.reset()
         self.measurements = {}
         self.timer.reset()
-        self._refresh_kinematics()
+        self._start_here()
 
     @property
     def state(self) -> State:
@@ -125,10 +137,13 @@ class Simulation:
             if q.shape != run.q.shape or v.shape != run.v.shape:
                 raise ValueError(f"state shapes {q.shape}, {v.shape} do not fit '{run.instance.name}' "
                                  f"(nq={run.model.nq}, nv={run.model.nv})")
+            if faults.first_non_finite(np.ascontiguousarray(q, float)) >= 0 or \
+                    faults.first_non_finite(np.ascontiguousarray(v, float)) >= 0:
+                raise ValueError(f"state of '{run.instance.name}' is not finite: q {q}, v {v}")
             run.q[:], run.v[:] = q, v
         self.time, self.step_count = state.t, state.step
         self.contact_stage.set_warm_start(state.warm_start)
-        self._refresh_kinematics()
+        self._start_here()
 
     # ---- inputs --------------------------------------------------------------------------------------------
     def set_external_wrench(self, multibody: int, body: int, wrench_world, point_world):
@@ -144,10 +159,59 @@ class Simulation:
     def clear_external_wrenches(self):
         self.external.clear()
 
+    # ---- faults ---------------------------------------------------------------------------------------------
+    def clear_fault(self):
+        """Continue after a fault: the next step starts again from the last good state."""
+        self.faulted = None
+
+    def disable_plugin(self, name: str):
+        """Stop calling the controllers and sensors registered as ``name`` (a sensor also by its own name); a
+        fault of plugin ``name`` is cleared (a device's session stops it itself). The contact solver cannot be
+        disabled. ValueError if no plugin is called so."""
+        solver = getattr(self.contact_stage, "plugin", None)
+        if solver is not None and faults.plugin_name(solver) == name:
+            raise ValueError(f"the contact solver '{name}' cannot be disabled: reset, or choose another <Solver> "
+                             f"in the universe")
+        found = False
+        for run in self.runs:
+            kept = [c for c in run.controllers if faults.plugin_name(c) != name]
+            found |= len(kept) != len(run.controllers)
+            run.controllers = kept
+        kept = [s for s in self.sensors if name not in (faults.plugin_name(s), getattr(s, "name", None))]
+        found |= len(kept) != len(self.sensors)
+        self.sensors = kept
+        self.measurements = {s.name: self.measurements[s.name] for s in kept if s.name in self.measurements}
+        if isinstance(self.faulted, PluginError) and self.faulted.plugin == name:
+            found, self.faulted = True, None
+        if not found:
+            raise ValueError(f"no plugin named '{name}' is running")
+
+    def report_fault(self, error: SimulationError) -> SimulationError:
+        """Mark the simulation faulted by ``error`` raised between two steps (a lockstep device), with the step
+        and time filled in; returns the error to raise. The state is the last good one."""
+        if isinstance(error, PluginError):
+            error = error.at(step=self.step_count + 1, time=self.time)
+        self.faulted = error
+        return error
+
     # ---- the loop --------------------------------------------------------------------------------------------
     def step(self, n: int = 1):
+        """``n`` steps. A fault stops the step it happens in: the last good state is restored, ``faulted`` is set
+        and the error (``PluginError``, ``DivergenceError``, ``SimulationError``) raised."""
+        if self.faulted is not None:
+            raise SimulationError(f"the simulation is faulted ({self.faulted}); reset(), set_state(), "
+                                  f"clear_fault() or disable_plugin() first")
         for _ in range(int(n)):
-            self._step()
+            try:
+                self._step()
+            except BaseException as exc:  # anything, even an interrupt: back to the last good state
+                self._restore()
+                if not isinstance(exc, SimulationError):
+                    raise
+                error = self.report_fault(exc)
+                if error is exc:
+                    raise
+                raise error from exc.__cause__
 
     def _step(self):
         """One time step of the AMELIF loop (seed 000 Fig 2.3 / 3.4)."""
@@ -155,28 +219,55 @@ class Simulation:
         timer.begin_step()
         with timer.stage("control"):  # controllers and devices write torques and external wrenches
             for index, run in enumerate(self.runs):
-                run.tau[:] = 0.0
-                for c in run.controllers:
-                    run.tau += c.control(self.time, run.q, run.v)
-                self._check(run.tau, "control", run)
+                self._control(run)
                 self._external_to_body_frames(run, index)
         with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
             for run in self.runs:
                 run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
-                self._check(run.a_free, "dynamics", run)
+                self._check(run.a_free, "dynamics", run, "free acceleration")
                 run.free_velocities(dt)
+                self._check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
         self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
-        with timer.stage("integration"):
+        with timer.stage("integration"):  # v⁺, q⁺; the kinematics of the new state, its kinetic energy
             for m, run in enumerate(self.runs):
                 self._integrate(m, run, dt)
+            self._refresh_kinematics()
+            for run in self.runs:
+                self._check_energy(run)
         self.time += dt
         self.step_count += 1
-        self._refresh_kinematics()
         if self.sensors:
             with timer.stage("sense"):
-                for sensor in self.sensors:
-                    self.measurements[sensor.name] = sensor.measure(self)
+                self.measurements = {sensor.name: self._measure(sensor) for sensor in self.sensors}
+        self._commit()
         timer.end_step()
+
+    def _control(self, run):
+        """τ = Σ controllers' torques, each checked at the plugin boundary, then held to the effort limits."""
+        run.tau[:] = 0.0
+        limits = run.limits
+        for c in run.controllers:
+            out = faults.call(c, "controller", "control", c.control, self.time, run.q_in, run.v_in,
+                              multibody=run.name)
+            run.tau += faults.checked_array(out, c, "controller", "control", run.tau.shape, "torque", run.name)
+            if limits.refuse and (i := limits.beyond_effort(run.tau)) >= 0:
+                raise PluginError(f"drove the torque of {self._dof(run, i)} beyond its effort limit "
+                                  f"{limits.effort[i]:g} (effort_limits=\"refuse\")", faults.plugin_name(c),
+                                  "controller", "control", run.name, value=float(run.tau[i]))
+        if limits.clamp and (n := limits.clamp_effort(run.tau)):
+            self._count_clamps(run, n, "torques")
+
+    def _count_clamps(self, run, n, what):
+        """A warning the first time, then a count in ``effort_clamps``."""
+        if run.name not in self.effort_clamps:
+            warnings.warn(f"{what} of '{run.name}' clamped to their limits (effort_limits=\"clamp\"); "
+                          f"Simulation.effort_clamps counts them", stacklevel=4)
+        self.effort_clamps[run.name] = self.effort_clamps.get(run.name, 0) + n
+
+    def _measure(self, sensor):
+        target = self.sensor_target.get(id(sensor))
+        reading = faults.call(sensor, "sensor", "sense", sensor.measure, self, multibody=target)
+        return faults.checked_signals(reading, sensor, target)
 
     def _sensor(self, spec):
         """A sensor plugin on a body of its target multibody (engine/sensors.py)."""
@@ -195,7 +286,7 @@ class Simulation:
         v⁺ = v_free, q⁺ = q ⊕ δt v⁺)."""
         if run.in_contact or self.free_stepper is None:
             if run.in_contact:
-                self._check(run.f_contact, "solver", run)
+                self._check(run.f_contact, "solver", run, "contact wrench")
                 np.add(run.f_ext, run.f_contact, out=run.f_total)
                 run.v += dt * aba(run.model, run.data, run.q, run.v, run.tau, run.f_total, gravity=run.gravity)
             else:
@@ -206,8 +297,8 @@ class Simulation:
         else:
             q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity)
             run.q[:], run.v[:] = q, v
-        self._check(run.v, "integration", run)
-        self._check(run.q, "integration", run)
+        self._check(run.q, "integration", run, "configuration q")
+        self._check_speed(run.v, "integration", run, "velocity v")
 
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""
@@ -221,30 +312,83 @@ class Simulation:
             if m != index:
                 continue
             R, p = R_world[b], p_world[b]
+            w = self._limit_wrench(run, b, w)
             run.f_ext[b, :3] = R.T @ w[:3]
             run.f_ext[b, 3:] = R.T @ (w[3:] + np.cross(x - p, w[:3]))
             run.has_external = True
 
-    def _check(self, values, stage, run):
-        if K.all_finite(values):
-            return
-        values = values.ravel()
-        bad = int(np.flatnonzero(~np.isfinite(values))[0])
-        for r in self.runs:
-            r.q[:], r.v[:] = r.q_good, r.v_good
-        self.time, self.step_count = self._good_time, self._good_step
-        self._refresh_kinematics()
-        raise SimulationError(f"non-finite value in stage '{stage}' for multibody '{run.instance.name}' at "
-                              f"index {bad} (t = {self.time:.6f} s); the last good state is kept",
-                              value=float(values[bad]))
+    def _limit_wrench(self, run, body, wrench):
+        """An external wrench held to |f| ≤ f̄, |n| ≤ f̄ · 1 m (engine/faults/limits.py): scaled down, refused or
+        passed as ``effort_limits`` says."""
+        excess = run.limits.wrench_excess(wrench) if run.limits.policy != "ignore" else 0.0
+        if excess <= 1.0:
+            return wrench
+        if run.limits.policy == "refuse":
+            raise SimulationError(f"external wrench on body '{run.model.body_name[body]}' of '{run.name}' beyond "
+                                  f"its bound {run.limits.max_force:g} N, {run.limits.max_moment:g} N m in stage "
+                                  f"'control', step {self.step_count + 1} (effort_limits=\"refuse\")",
+                                  value=tuple(wrench))
+        self._count_clamps(run, 1, "external wrenches")
+        return wrench / excess
+
+    def _check(self, values, stage, run, quantity):
+        """A non-finite entry of ``values`` stops the step (``DivergenceError`` with the bad value itself)."""
+        bad = faults.first_non_finite(values)
+        if bad >= 0:
+            raise DivergenceError(quantity, stage, run.name, self._good_step + 1, self._good_time, bad,
+                                  float(values.reshape(-1)[bad]))
+
+    def _check_energy(self, run):
+        """T⁺ = ½ v⁺ᵀ M v⁺ (from the kinematics just refreshed) beyond ``energy_jump`` (T + m g · 1 m) stops the
+        step."""
+        run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
+        if run.kinetic_next > (bound := run.limits.energy_bound(run.kinetic)):
+            raise DivergenceError("kinetic energy", "integration", run.name, self._good_step + 1, self._good_time,
+                                  None, run.kinetic_next, bound)
+
+    def _check_speed(self, v, stage, run, quantity):
+        """A velocity beyond its bound (or not finite) stops the step before it reaches the state."""
+        i = run.limits.beyond_speed(v)
+        if i >= 0:
+            bound = float(run.limits.speed[i]) if np.isfinite(v[i]) else None
+            raise DivergenceError(f"{quantity} of {self._dof(run, i)}", stage, run.name, self._good_step + 1,
+                                  self._good_time, i, float(v[i]), bound)
+
+    @staticmethod
+    def _dof(run, i) -> str:
+        return f"dof {i} (joint '{run.model.joint_name[run.model.dof_joint[i]]}')"
 
     def _refresh_kinematics(self):
-        """Placements and body velocities of the current state (read by queries, snapshots and contacts); the
-        current state becomes the last good one."""
+        """Placements and body velocities of the current state (read by queries, snapshots and contacts)."""
         for run in self.runs:
             run.refresh()
-            run.q_good[:], run.v_good[:] = run.q, run.v
+
+    def _start_here(self):
+        """The current state (reset, set_state) becomes the last good one; a fault is cleared."""
+        self._refresh_kinematics()
+        for run in self.runs:
+            run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
+        self.faulted = None
+        self._commit()
+
+    def _commit(self):
+        """The state after a step that passed every check becomes the last good one."""
+        for run in self.runs:
+            np.copyto(run.q_good, run.q)
+            np.copyto(run.v_good, run.v)
+            np.copyto(run.tau_good, run.tau)
+            run.kinetic = run.kinetic_next
         self._good_time, self._good_step = self.time, self.step_count
+        self._good_warm, self._good_measurements = self.contact_stage.warm_start(), self.measurements
+
+    def _restore(self):
+        """Back to the last good state: configuration, velocity, torques, time, warm start and measurements."""
+        for run in self.runs:
+            run.q[:], run.v[:], run.tau[:] = run.q_good, run.v_good, run.tau_good
+        self.time, self.step_count = self._good_time, self._good_step
+        self.contact_stage.set_warm_start(self._good_warm)
+        self.measurements = self._good_measurements
+        self._refresh_kinematics()
 
     # ---- queries ----------------------------------------------------------------------------------------------
     def body_placement(self, multibody: int, body: int):

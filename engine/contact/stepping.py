@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engine import plugins
+from engine import faults, plugins
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
@@ -30,7 +30,7 @@ from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, r
 from engine.contact.groups import contact_groups, group_layout
 from engine.contact.problem import closure_rows
 from engine.contact.solvers import SOLVERS, solve, solver_name
-from engine.errors import SimulationError, UniverseError
+from engine.errors import UniverseError
 from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
@@ -280,21 +280,20 @@ class ContactStage:
         if self.solver == "lemke":
             f[:], stats = solve(self.solver, Wg, u, blocks, settings)
         elif self.plugin is not None:
-            f[:], stats = self._plugin_solve(Wg, u, blocks, f.copy())
+            f[:], stats = self._plugin_solve(Wg, u, blocks, f.copy(), g)
         else:
             _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
                                            settings.time_budget, self.solver == "gauss-seidel-newton")
         zero = np.nan if stats.converged else contact_residual(Wg, u, np.zeros(e - s), blocks)[0]
         return stats.iterations, stats.residual, stats.cone_violation, stats.converged, 0.0, 0.0, zero
 
-    def _plugin_solve(self, W, u, blocks, f0):
-        """A solver plugin's (f, SolverStats), with f checked and the residual and cone violation measured here."""
-        f, stats = self.plugin.solve(W.copy(), u.copy(), blocks, f0)
-        f = np.asarray(f, dtype=float)
-        if f.shape != u.shape or not np.all(np.isfinite(f)):
-            raise SimulationError(f"solver plugin '{self.solver}' returned a force of shape {f.shape} with "
-                                  f"{np.count_nonzero(~np.isfinite(f))} non-finite values; expected {u.shape}, "
-                                  f"finite")
+    def _plugin_solve(self, W, u, blocks, f0, g):
+        """A solver plugin's (f, SolverStats) for group g, guarded (engine/faults), the residual and cone
+        violation measured here."""
+        group = "+".join(self.runs[m].name for m in self.members[self.member_start[g]:self.member_start[g + 1]])
+        f, stats = faults.call(self.plugin, "solver", "solver", self.plugin.solve, W.copy(), u.copy(), blocks, f0,
+                               multibody=group)
+        f = faults.checked_array(f, self.plugin, "solver", "solver", u.shape, "contact force", group)
         residual, violation = residual_of(W, u, f, blocks)
         return f, replace(stats, residual=residual, cone_violation=violation)
 

@@ -57,6 +57,20 @@ def kinetic_energy(model, data, q, v):
     return _momentum(model, data, q, v)
 
 
+def kinetic_energy_of_motion(model, data, v):
+    """T of ``kinetic_energy`` from the body velocities already in ``data``: the last call on it must be
+    ``forward_kinematics(model, data, q, v)`` with this v (no second kinematics pass; the simulation's energy
+    check after each step)."""
+    pack = pack_of(model, data)
+    try:
+        status, T = _k.kinetic_energy_of_motion(pack.mi, pack.mf, data.ws, v)
+    except REFUSED:
+        status = RETRY
+    if status:
+        status, T = rerun(_k.kinetic_energy_of_motion, model, (pack.mi, pack.mf, data.ws), dict(v=v))
+    return T
+
+
 def potential_energy(model, data, q, gravity=GRAVITY):
     """V = -sum m_i g . c_i (J), zero at the base-frame origin."""
     pack = pack_of(model, data)

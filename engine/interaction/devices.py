@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from engine import plugins
-from engine.errors import UniverseError
+from engine.errors import PluginError, UniverseError
 from engine.interaction.coupling import CouplingSettings, SafetySettings
-from engine.interaction.device import DeviceError, WorkspaceMap
+from engine.interaction.device import WorkspaceMap
 from engine.interaction.mouse import MouseDevice
 from engine.interaction.phantom import PhantomDevice
 from engine.interaction.picking import BodyPicker
@@ -129,13 +129,17 @@ class LockstepDevices:
     """Headless: the universe's devices (all but the GUI-only mouse), on the simulation's clock.
 
     ``before_step()`` runs each session's haptic tick and then its port, once per physics step, before it
-    (seed 000 Fig 2.3: devices write their inputs first); ``stop()`` ends them.
+    (seed 000 Fig 2.3: devices write their inputs first); ``stop()`` ends them. A device whose tick raises
+    (a ``DeviceError`` too) or takes longer than the universe's ``device_budget`` lets go of its body and raises a
+    ``PluginError`` naming it, and the simulation is marked faulted; it is not ticked again (continue with
+    ``sim.clear_fault()`` or ``sim.disable_plugin(name)``). A tick that never returns cannot be interrupted here;
+    the GUI's haptic thread runs apart, and its port's watchdog releases the body.
     """
 
     def __init__(self, sim):
         self.sim = sim
         base_dir = Path(sim.universe.source).parent
-        self.sessions, self.ports = [], []
+        self.sessions, self.ports, self.names = [], [], []
         for spec in sim.universe.devices:
             if spec.name in GUI_ONLY:
                 warnings.warn(f"device '{spec.name}' needs the GUI: ignored in a headless run", stacklevel=2)
@@ -146,16 +150,31 @@ class LockstepDevices:
             self.ports.append(simulation_port(session, sim))
             session.start(threaded=False)
             self.sessions.append(session)
+            self.names.append(spec.name)
 
     def before_step(self) -> None:
-        for session, port in zip(self.sessions, self.ports):
-            if session.fault is None:
-                try:
+        budget = self.sim.universe.limits.device_budget
+        for session, port, name in zip(self.sessions, self.ports, self.names):
+            try:
+                if session.fault is None:
+                    start = time.perf_counter()
                     session.tick()
-                except DeviceError as exc:  # the coupling stops (the port releases the body), the run goes on
-                    session.thread.error = exc
-                    warnings.warn(str(exc), stacklevel=2)
-            port.update(self.sim.time)
+                    if (elapsed := time.perf_counter() - start) > budget:
+                        raise PluginError(f"its tick took {elapsed:.3f} s, beyond the time budget {budget:g} s "
+                                          f"(<Limits device_budget>)", name, "device", "haptic", value=elapsed)
+                port.update(self.sim.time)       # the device's wrench on its body (set_external_wrench checks it)
+            except PluginError as error:
+                self._fail(session, port, error)
+            except Exception as exc:
+                self._fail(session, port, PluginError(f"raised {type(exc).__name__}: {exc}", name, "device",
+                                                      "haptic"), exc)
+
+    def _fail(self, session, port, error, cause=None):
+        """Stop ticking the device, let go of its body, mark the simulation faulted and raise."""
+        error = session.thread.error = self.sim.report_fault(error)
+        session.release()
+        port.update(self.sim.time)
+        raise error from cause
 
     def stop(self) -> None:
         for session in self.sessions:

@@ -136,6 +136,10 @@ class HapticSession:
         finally:
             self.device.stop()
 
+    def release(self) -> None:
+        """Tell the physics port to let go of the body (no grasp, zero wrench)."""
+        self.commands.put(HapticCommand(None, None, False, np.zeros(6), _ZERO3, None))
+
     def tick(self) -> None:
         """One haptic step: read, couple, guard, write, post, record."""
         if self._mode != self._next_mode:
@@ -193,7 +197,7 @@ class HapticSession:
 
     def _fail(self, exc: Exception):
         """Release the body, try to zero the device, and stop the coupling with a DeviceError."""
-        self.commands.put(HapticCommand(None, None, False, np.zeros(6), _ZERO3, None))
+        self.release()
         self.guard.disengage()
         try:
             self.device.write(_ZERO3, None)

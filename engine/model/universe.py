@@ -53,6 +53,28 @@ class ContactSettings:
     exclude: tuple = ()                # explicit (label_a, label_b) pairs to ignore
 
 
+EFFORT_POLICIES = ("clamp", "refuse", "ignore")
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    """Effort limits and divergence bounds (``<Settings><Limits .../>``; engine/faults/limits.py).
+
+    ``effort_limits``: a torque beyond a joint's declared effort limit (and an external force beyond
+    ``wrench_factor`` × its multibody's weight) is clamped with a counted warning (``clamp``), stops the step
+    (``refuse``) or passes (``ignore``). A step stops with its stage named when a velocity exceeds
+    ``velocity_factor`` × the joint's velocity limit (``max_speed`` m/s or rad/s where none is declared), or when
+    the kinetic energy grows more than ``energy_jump`` times in one step (over a floor of the multibody's weight
+    × 1 m). ``device_budget`` (s) bounds one lockstep device tick."""
+
+    effort_limits: str = "clamp"
+    velocity_factor: float = 20.0
+    max_speed: float = 1000.0
+    energy_jump: float = 100.0
+    wrench_factor: float = 10.0
+    device_budget: float = 0.1
+
+
 @dataclass(frozen=True)
 class Camera:
     """Camera pose in the world: it looks along its -z axis (OpenGL convention), ``R`` its orientation,
@@ -125,6 +147,7 @@ class Universe:
     integrator: str = "semi-implicit-euler"
     solver: SolverSettings = field(default_factory=SolverSettings)
     contact: ContactSettings = field(default_factory=ContactSettings)
+    limits: LimitSettings = field(default_factory=LimitSettings)
     materials: dict = field(default_factory=lambda: {"default": Material("default")})
     camera: Camera = field(default_factory=Camera)
     lights: tuple = (Light(),)

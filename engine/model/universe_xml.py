@@ -28,7 +28,7 @@ SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius leng
           "Capsule": ("radius length", 2), "Plane": ("", 0)}
 BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
              "LinearVelocity", "AngularVelocity", "Scale", *SHAPES}
-SETTINGS_TAGS = {"Gravity", "TimeStep", "Integrator", "Solver", "Contact"}
+SETTINGS_TAGS = {"Gravity", "TimeStep", "Integrator", "Solver", "Contact", "Limits"}
 DELASSUS_METHODS = ("auto", "test-force", "chang-khatib", "thesis", "dense")
 INTEGRATORS = ("semi-implicit-euler", "rk4", "rk2", "explicit-euler")
 
@@ -283,7 +283,22 @@ def _settings(r, el) -> dict:
             max_points=int(r.number(c, "max_points", d.max_points, positive=True)),
             face_tolerance=r.number(c, "face_tolerance", d.face_tolerance, nonnegative=True), correction=correction,
             erp=r.number(c, "erp", d.erp, nonnegative=True), slop=r.number(c, "slop", d.slop, nonnegative=True))
+    if el.find("Limits") is not None:
+        out["limits"] = _limits(r, el.find("Limits"))
     return out
+
+
+def _limits(r, el) -> U.LimitSettings:
+    """``<Limits effort_limits="clamp|refuse|ignore" velocity_factor max_speed energy_jump wrench_factor
+    device_budget/>``: effort limits and divergence bounds (engine/faults/limits.py)."""
+    d = U.LimitSettings()
+    names = ("velocity_factor", "max_speed", "energy_jump", "wrench_factor", "device_budget")
+    r.check_attributes(el, {"effort_limits", *names})
+    policy = r.string(el, "effort_limits", d.effort_limits)
+    if policy not in U.EFFORT_POLICIES:
+        r.fail(el, f"effort_limits must be one of {U.EFFORT_POLICIES}{did_you_mean(policy, U.EFFORT_POLICIES)}",
+               policy)
+    return U.LimitSettings(effort_limits=policy, **{k: r.number(el, k, getattr(d, k), positive=True) for k in names})
 
 
 def _collision_pairs(r, el, contact: U.ContactSettings, labels) -> U.ContactSettings:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.dynamics import aba, crba, kinetic_energy, rnea
+from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, rnea
 from tests.dynamics.random_trees import random_model
 from tests.dynamics.test_pinocchio import random_q, robot
 
@@ -89,6 +89,8 @@ def test_energy_and_linearity(model):
     q, (v, a) = random_q(model, rng), rng.normal(size=(2, model.nv))
     M = crba(model, data, q).copy()
     assert_close(v @ M @ v, 2.0 * kinetic_energy(model, data, q, v))
+    forward_kinematics(model, data, q, v)
+    assert_close(v @ M @ v, 2.0 * kinetic_energy_of_motion(model, data, v))   # from the kinematics' velocities
     assert_close(rnea(model, data, q, v, a), M @ a + rnea(model, data, q, v, np.zeros(model.nv)))
 
 
@@ -131,6 +133,7 @@ def test_floating_root_wrench_is_its_generalized_force():
 SCRIPT = """
 import numpy as np
 from engine.dynamics import aba, crba, kinetic_energy, rnea, frame_jacobian, com_jacobian
+from engine.dynamics import forward_kinematics, kinetic_energy_of_motion
 from tests.dynamics.test_identities import geared, MODELS, random_q
 from tests.dynamics.test_pinocchio import robot
 from engine.model.pinocchio_layout import pinocchio_q
@@ -145,6 +148,8 @@ for name in ("ur5", "random_tree"):
     assert np.array_equal(rnea(model, data, list(q), v, a), tau)  # the converting path, without the JIT
     assert np.abs(aba(model, data, q, v, tau) - a).max() < 1e-9
     assert abs(v @ M @ v - 2 * kinetic_energy(model, data, q, v)) < 1e-9 * max(1, abs(v @ M @ v))
+    forward_kinematics(model, data, q, v)
+    assert abs(v @ M @ v - 2 * kinetic_energy_of_motion(model, data, v)) < 1e-9 * max(1, abs(v @ M @ v))
     z = np.zeros(model.nv)
     cols = np.array([rnea(model, data, q, z, e, gravity=np.zeros(3)) - rnea(model, data, q, z, z, gravity=np.zeros(3))
                      for e in np.eye(model.nv)]).T

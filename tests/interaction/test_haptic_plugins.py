@@ -5,7 +5,7 @@ import trimesh
 
 from engine import Simulation, load_universe, plugins
 from engine.cli import main as cli_main
-from engine.errors import UniverseError
+from engine.errors import PluginError, UniverseError
 from engine.interaction import (BodyPicker, DeviceError, LockstepDevices, MouseDevice, ScriptedDevice,
                                 ray_triangles, session_for)
 from engine.interaction._proximity_kernels import _field
@@ -120,7 +120,7 @@ def test_a_declared_scripted_device_lifts_the_box_headless_and_holds_its_weight(
     assert cli_main(["run", str(path), "--duration", "0.3", "--quiet"]) == 0
 
 
-def test_a_failing_device_stops_its_coupling_not_the_headless_run(tmp_path):
+def test_a_failing_device_stops_its_coupling_and_faults_the_headless_run_by_name(tmp_path):
     lift_trajectory(tmp_path / "lift.npz")
     sim = Simulation(load_universe(scene(tmp_path, '<Device plugin="scripted" file="lift.npz" '
                                                    'origin="0 0 0.825" frame="world"/>')))
@@ -138,6 +138,14 @@ def test_a_failing_device_stops_its_coupling_not_the_headless_run(tmp_path):
         for _ in range(800):
             devices.before_step()
             sim.step()
-    with pytest.warns(UserWarning, match="cable pulled"):
+    with pytest.raises(PluginError, match=r"device plugin 'scripted' failed in stage 'haptic', step 601 .*"
+                                          r"DeviceError.*cable pulled") as fault:
         run_800_steps()
-    assert isinstance(devices.sessions[0].fault, DeviceError) and not sim.external.get((0, 0), (np.zeros(6),))[0].any()
+    assert sim.faulted is fault.value and sim.step_count == 600
+    assert isinstance(fault.value.__cause__, DeviceError) and devices.sessions[0].fault is fault.value
+    assert not sim.external.get((0, 0), (np.zeros(6),))[0].any()        # the port let go of the box
+    sim.disable_plugin("scripted")                                       # the run goes on without the device
+    for _ in range(10):
+        devices.before_step()
+        sim.step()
+    assert sim.step_count == 610

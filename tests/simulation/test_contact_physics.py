@@ -206,7 +206,7 @@ def test_non_finite_value_stops_with_the_stage_and_keeps_the_last_state(tmp_path
         <Controller plugin="nan-after-5-steps" target="ball"/>"""))
     sim.step(5)
     good = sim.state
-    with pytest.raises(SimulationError, match="stage 'control' for multibody 'ball'"):
+    with pytest.raises(SimulationError, match="'nan-after-5-steps' failed in stage 'control', multibody 'ball'"):
         sim.step(3)
     assert sim.time == good.t
     np.testing.assert_array_equal(sim.state.q[0], good.q[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 from numba import types
 
 from engine.dynamics._kernels.algebra import (F1, F2, I2, STATUS, add, cross, dot, entry, force_to_parent, inertia_mul,
-                                              kernel, load3, load9, mv, scale, split, store3, sub)
+                                              inline, kernel, load3, load9, mv, scale, split, store3, sub)
 from engine.dynamics._kernels.jacobians import world_column
 from engine.dynamics._kernels.kinematics import BAD, check_q, check_vector, placements, velocities
 from engine.dynamics._kernels.rotors import carrier_angular
@@ -65,36 +65,59 @@ def com_jacobian(mi, mf, ws, q, J):
     return status
 
 
+@inline
+def motion_energy(bi, bf, di, df, ws, v):
+    """T of the body velocities in ws (after ``velocities``): sum of 1/2 v_i . I_i v_i (frozen rotors) plus each
+    rotor's alpha qdot j_m eps . omega_c + alpha^2 j_m qdot^2 / 2 (seed 002 §4.1, L209)."""
+    T = 0.0
+    for i in range(bi.shape[0]):
+        vl, w = load3(ws, i, WS_V), load3(ws, i, WS_V + 3)
+        fl, fn = inertia_mul(bf[i, BF_MASS], load3(bf, i, BF_H), load9(bf, i, BF_IBAR), vl, w)   # I_i v_i
+        T += 0.5 * (dot(vl, fl) + dot(w, fn))
+    for k in range(v.shape[0]):
+        if di[k, DI_ROTOR]:
+            spin = df[k, DF_ALPHA] * v[k] * df[k, DF_JROT]
+            T += spin * dot(load3(df, k, DF_EPS), carrier_angular(di, ws, k, WS_V))
+            T += 0.5 * df[k, DF_ALPHA] * spin * v[k]
+    return T
+
+
 @entry(types.Tuple((STATUS, types.float64))(I2, F2, F2, F1, F1, F1))
 def momentum(mi, mf, ws, q, v, out):
     """out = (P, L_G): linear momentum and angular momentum about the centre of mass, world axes, and the
-    kinetic energy T returned with the status as (status, T).  Bodies with frozen rotors (I_i) plus each
-    rotor's spin: momentum (0, alpha qdot j_m eps) and energy alpha qdot j_m eps.omega_c + alpha^2 j_m qdot^2 / 2
-    (seed 002 §4.1, L209: omega_m J_m omega_m = (omega_c + alpha qdot eps) J_m (...))."""
+    kinetic energy T (``motion_energy``) returned with the status as (status, T).  Bodies with frozen rotors
+    (I_i) plus each rotor's spin: momentum (0, alpha qdot j_m eps) (seed 002 §4.1)."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     status = max(check_q(bi, q), check_vector(v, df.shape[0]))
     if status == BAD:
         return status, 0.0
     placements(bi, bf, ws, q)
     velocities(bi, df, ws, v)
-    P, L, h, m, T = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0, 0.0
+    P, L, h, m = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0
     for i in range(bi.shape[0]):
         R, p, mi = load9(ws, i, WS_OMI_R), load3(ws, i, WS_OMI_P), bf[i, BF_MASS]
-        vl, w = load3(ws, i, WS_V), load3(ws, i, WS_V + 3)
-        fl, fn = inertia_mul(mi, load3(bf, i, BF_H), load9(bf, i, BF_IBAR), vl, w)   # I_i v_i, body frame
-        T += 0.5 * (dot(vl, fl) + dot(w, fn))
+        fl, fn = inertia_mul(mi, load3(bf, i, BF_H), load9(bf, i, BF_IBAR), load3(ws, i, WS_V),
+                             load3(ws, i, WS_V + 3))                                # I_i v_i, body frame
         fl, fn = force_to_parent(R, p, fl, fn)                                        # world, at the origin
         P, L = add(P, fl), add(L, fn)
         m, h = m + mi, add(h, add(mv(R, load3(bf, i, BF_H)), scale(mi, p)))
     for k in range(v.shape[0]):
         if di[k, DI_ROTOR]:
-            spin = df[k, DF_ALPHA] * v[k] * df[k, DF_JROT]
-            eps, c = load3(df, k, DF_EPS), di[k, DI_CARRIER]
-            T += spin * dot(eps, carrier_angular(di, ws, k, WS_V)) + 0.5 * df[k, DF_ALPHA] * spin * v[k]
+            spin, eps, c = df[k, DF_ALPHA] * v[k] * df[k, DF_JROT], load3(df, k, DF_EPS), di[k, DI_CARRIER]
             L = add(L, scale(spin, eps if c < 0 else mv(load9(ws, c, WS_OMI_R), eps)))
     L = sub(L, cross(scale(1.0 / m, h), P))                                            # L_G = L_o - c x P
     out[0], out[1], out[2], out[3], out[4], out[5] = P[0], P[1], P[2], L[0], L[1], L[2]
-    return status, T
+    return status, motion_energy(bi, bf, di, df, ws, v)
+
+
+@entry(types.Tuple((STATUS, types.float64))(I2, F2, F2, F1))
+def kinetic_energy_of_motion(mi, mf, ws, v):
+    """(status, T) of the body velocities the last forward kinematics with velocity v left in ws."""
+    bi, bf, di, df = split(mi, mf, ws.shape[0])
+    status = check_vector(v, df.shape[0])
+    if status == BAD:
+        return status, 0.0
+    return status, motion_energy(bi, bf, di, df, ws, v)
 
 
 @entry(types.Tuple((STATUS, types.float64))(I2, F2, F2, F1, F1))
