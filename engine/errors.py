@@ -18,6 +18,10 @@ class ModelError(ArticulaError):
     """A robot description (URDF or robot XML) is malformed or physically impossible."""
 
 
+class ModelWarning(UserWarning):
+    """A robot description loads, but something in it is suspicious (the message names file, line and value)."""
+
+
 class UniverseError(ArticulaError):
     """A universe (scene) file is malformed, or refers to something that does not exist."""
 

@@ -2,12 +2,13 @@
 compilation into a flat, immutable ``Model``: tree ordering, fixed-joint merging, validation."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine import spatial
-from engine.errors import ModelError
+from engine.errors import ModelError, ModelWarning
 from engine.model.model import JOINT_NQ, JOINT_NV, Closure, Geometry, Joint, JointType, Model
 
 JOINT_KINDS = {"revolute": JointType.REVOLUTE, "continuous": JointType.REVOLUTE,
@@ -134,7 +135,7 @@ def compile_model(desc: RobotDescription, floating_base: bool | None = None) -> 
         b.link_body[root] = (-1, np.eye(3), np.zeros(3))
         b.add_frame_for_link(root)
         b.merge_geometries(root)
-    b.visit_children(root)
+    b.visit(root)
     seen = set(b.link_body)
     unreached = [n for n in desc.links if n not in seen]
     if unreached:
@@ -143,18 +144,31 @@ def compile_model(desc: RobotDescription, floating_base: bool | None = None) -> 
               l.name)
     for link in desc.links.values():
         _check_finite(desc, link)
+    for name in b.welded_links():   # their inertias enter the dynamics only summed into a body: a warning
+        link = desc.links[name]
+        try:
+            _check_inertia(desc, name, link.line, link.mass, np.asarray(link.inertia, float))
+        except ModelError as exc:
+            warnings.warn(f"{exc} (a fixed link: kept, summed into its body)", ModelWarning, stacklevel=3)
     return b.finish(desc)
 
 
 class _TreeBuilder:
-    """Depth-first walk that lays the tree out in flat arrays and welds fixed-joint children."""
+    """Depth-first walk that lays the tree out in flat arrays and welds fixed-joint children (iterative: a
+    chain of any length loads)."""
 
     def __init__(self, desc):
         self.desc = desc
         self.link_body = {}        # link name -> (body index or -1, R, p of link frame in body frame)
         self.bodies = []           # dicts with the body's arrays, in tree order
         self.frames = []           # (name, body, R, p)
+        self.frame_names = set()
         self.geometries = []
+        self.children = {}         # link name -> child joints sorted by name
+        for j in desc.joints:
+            self.children.setdefault(j.parent, []).append(j)
+        for joints in self.children.values():
+            joints.sort(key=lambda j: j.name)
 
     def add_body(self, link_name, joint: JointSpec, parent_body, R_parent, p_parent):
         kind = JOINT_KINDS[joint.kind]
@@ -171,15 +185,24 @@ class _TreeBuilder:
         self.bodies.append(dict(name=link_name, joint=joint, type=kind, parent=parent_body, R=R, p=p, axis=axis,
                                 mass=link.mass, com=np.array(link.com, float), inertia=np.array(link.inertia, float)))
         self.link_body[link_name] = (index, np.eye(3), np.zeros(3))
-        self.frames.append((joint.name, index, np.eye(3), np.zeros(3)))
+        self.add_frame(joint.name, index, np.eye(3), np.zeros(3))
         self.add_frame_for_link(link_name)
         self.merge_geometries(link_name)
         return index
 
+    def welded_links(self):
+        """The links that are not a body of their own: the fixed root and the links welded by fixed joints."""
+        return [name for name, (body, _, _) in self.link_body.items()
+                if body < 0 or self.bodies[body]["name"] != name]
+
+    def add_frame(self, name, body, R, p):
+        self.frames.append((name, body, R, p))
+        self.frame_names.add(name)
+
     def add_frame_for_link(self, name):
         body, R, p = self.link_body[name]
-        if not any(f[0] == name for f in self.frames):
-            self.frames.append((name, body, R, p))
+        if name not in self.frame_names:
+            self.add_frame(name, body, R, p)
 
     def merge_geometries(self, link_name):
         body, R, p = self.link_body[link_name]
@@ -187,21 +210,25 @@ class _TreeBuilder:
             gR, gp = spatial.compose(R, p, g.R, g.p)
             self.geometries.append(_with(g, body=body, R=gR, p=gp))
 
-    def visit_children(self, link_name):
-        for joint in _children(self.desc, link_name):
-            body, R, p = self.link_body[link_name]
+    def visit(self, root):
+        """Every link below ``root``, depth first, children in name order: the order urdfdom, hence Pinocchio,
+        uses, so q vectors compare index by index with the ecosystem."""
+        stack = list(reversed(self.children.get(root, [])))
+        while stack:
+            joint = stack.pop()
+            body, R, p = self.link_body[joint.parent]
             if joint.kind == "fixed":
                 # weld: the child link frame is rigid in the parent's body frame
                 cR, cp = spatial.compose(R, p, joint.R, joint.p)
                 self.link_body[joint.child] = (body, cR, cp)
-                self.frames.append((joint.name, body, cR, cp))
+                self.add_frame(joint.name, body, cR, cp)
                 self.add_frame_for_link(joint.child)
                 self.merge_geometries(joint.child)
                 if body >= 0:
                     self._weld_inertia(body, joint.child, cR, cp)
             else:
                 self.add_body(joint.child, joint, body, R, p)
-            self.visit_children(joint.child)
+            stack.extend(reversed(self.children.get(joint.child, [])))
 
     def _weld_inertia(self, body, link_name, R, p):
         link = self.desc.links[link_name]
@@ -219,12 +246,13 @@ class _TreeBuilder:
         idx_q = np.concatenate([[0], np.cumsum(nqs)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
         idx_v = np.concatenate([[0], np.cumsum(nvs)[:-1]]).astype(np.int64) if nb else np.zeros(0, np.int64)
         nq, nv = int(nqs.sum()), int(nvs.sum())
+        carries = _mass_below(self.bodies)
         for i, b in enumerate(self.bodies):
             line = desc.links[b["name"]].line
-            if b["mass"] <= 0.0 and not _has_mobile_child(self.bodies, i):
+            if b["mass"] <= 0.0 and not carries[i]:
                 _fail(desc, f"link '{b['name']}' is mobile but has zero mass", line, b["mass"])
             _check_inertia(desc, b["name"], line, b["mass"], b["inertia"])
-            if b["type"] in (JointType.FREE, JointType.SPHERICAL) and not _has_mobile_child(self.bodies, i) \
+            if b["type"] in (JointType.FREE, JointType.SPHERICAL) and not carries[i] \
                     and np.linalg.eigvalsh(b["inertia"]).min() <= 0.0:
                 _fail(desc, f"link '{b['name']}' turns freely on a {b['type'].name.lower()} joint and needs a "
                             f"positive definite inertia", line, b["inertia"].tolist())
@@ -290,16 +318,16 @@ class _TreeBuilder:
         return Closure(c.name, c.kind, ba, Ra, pa, bb, Rb, pb)
 
 
-def _children(desc, link_name):
-    """Child joints sorted by name: the depth-first order urdfdom, hence Pinocchio, uses, so q vectors
-    compare index by index with the ecosystem."""
-    return sorted((j for j in desc.joints if j.parent == link_name), key=lambda j: j.name)
-
-
-def _has_mobile_child(bodies, i):
-    """A massless body is allowed only as an intermediate link (e.g. a virtual joint chain) with mobile
-    descendants that carry mass; a massless leaf makes the mass matrix singular."""
-    return any(b["parent"] == i and (b["mass"] > 0.0 or _has_mobile_child(bodies, k)) for k, b in enumerate(bodies))
+def _mass_below(bodies) -> np.ndarray:
+    """carries[i]: a descendant of body i has mass. A massless body is allowed only as an intermediate link
+    (e.g. a virtual joint chain) with mobile descendants that carry mass; a massless leaf makes the mass matrix
+    singular. Bodies are in tree order (a parent before its children), so one backward pass suffices."""
+    carries = np.zeros(len(bodies), dtype=bool)
+    for k in range(len(bodies) - 1, -1, -1):
+        parent = bodies[k]["parent"]
+        if parent >= 0:
+            carries[parent] |= bodies[k]["mass"] > 0.0 or carries[k]
+    return carries
 
 
 def _motion_subspace(t, axis):

@@ -46,6 +46,7 @@ def read_urdf(path, package_dirs=()) -> RobotDescription:
     desc = RobotDescription(name=root.get("name", path.stem), source=str(path),
                             floating_base=r.boolean(root, "floating_base", False))
     materials = {m.get("name"): _rgba(r, m) for m in root.findall("material")}
+    joint_names = set()
     for el in root:
         if not isinstance(el.tag, str):
             continue
@@ -57,8 +58,9 @@ def read_urdf(path, package_dirs=()) -> RobotDescription:
             desc.links[link.name] = link
         elif tag == "joint":
             joint = _joint(r, el)
-            if any(j.name == joint.name for j in desc.joints):
+            if joint.name in joint_names:
                 r.fail(el, f"duplicate joint name '{joint.name}'", joint.name)
+            joint_names.add(joint.name)
             desc.joints.append(joint)
         elif tag == "closure":
             desc.closures.append(_closure(r, el))
