@@ -14,7 +14,8 @@ from functools import cache
 
 import numpy as np
 
-from engine.model.meshes import load_mesh, mesh_key
+from engine.errors import ModelError
+from engine.model.meshes import load_mesh, located, mesh_key
 
 MAX_FACES_PER_MESH = 600    # visual meshes above this are decimated once at load
 PLANE_DEFAULT_SIZE = 20.0   # metres, for an infinite plane without a drawn size
@@ -37,8 +38,11 @@ class Triangles:
 
 def geometry_triangles(geom) -> Triangles:
     """The triangles of a ``Geometry`` in the frame of its body (its placement (R, p) applied)."""
-    key = mesh_key(geom.mesh_path, geom.mesh_scale) if geom.kind == "mesh" else None
-    return _shape_triangles(geom.kind, tuple(float(s) for s in geom.size), key).placed(geom.R, geom.p)
+    try:
+        key = mesh_key(geom.mesh_path, geom.mesh_scale) if geom.kind == "mesh" else None
+        return _shape_triangles(geom.kind, tuple(float(s) for s in geom.size), key).placed(geom.R, geom.p)
+    except ModelError as exc:
+        raise located(geom, f"{geom.role} geometry '{geom.name}'", exc) from exc
 
 
 @cache

@@ -66,7 +66,10 @@ def shapes_of(g, mobile: bool = True) -> list:
     """The collision pieces of Geometry ``g`` (empty when it is skipped); ``mobile``: carried by a moving body."""
     label = f"collision geometry '{g.name}'"
     if g.kind == "mesh":
-        return _mesh_shapes(g, label, mobile)
+        try:
+            return _mesh_shapes(g, label, mobile)
+        except ModelError as exc:
+            raise meshes.located(g, label, exc) from exc
     size = np.asarray(g.size, dtype=float)
     if size.size != {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2, "plane": 0}.get(g.kind, -1):
         raise ValueError(f"{label}: unknown kind {g.kind!r} or wrong number of sizes {tuple(g.size)}")

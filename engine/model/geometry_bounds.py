@@ -20,8 +20,8 @@ def geometry_points(g, R, p):
         ends = np.array([[0, 0, -h / 2], [0, 0, h / 2]]) @ gR.T + gp
         return np.vstack([ends + [0, 0, -r], ends + [0, 0, r]])
     if g.kind == "mesh":
-        from engine.model.meshes import load_mesh
-        return load_mesh(g.mesh_path, g.mesh_scale).vertices @ gR.T + gp
+        from engine.model.meshes import load_geometry_mesh
+        return load_geometry_mesh(g, f"{g.role} geometry '{g.name}'").vertices @ gR.T + gp
     return None
 
 

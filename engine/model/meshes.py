@@ -44,6 +44,22 @@ def convex_decomposition(path, scale=(1.0, 1.0, 1.0)) -> tuple:
     return _decomposition(*mesh_key(path, scale))
 
 
+def load_geometry_mesh(g, label: str):
+    """``load_mesh`` of the mesh Geometry ``g``; a failure names the file and line that declared it, the
+    geometry (``label``), the mesh, and the cause: "robot.urdf:69: visual 'x': mesh m.stl cannot be read (…)"."""
+    try:
+        return load_mesh(g.mesh_path, g.mesh_scale)
+    except ModelError as exc:
+        raise located(g, label, exc) from exc
+
+
+def located(g, label: str, exc: ModelError) -> ModelError:
+    """``exc`` about the mesh of Geometry ``g``, restated at the file and line that declared ``g``."""
+    file, _, line = (g.source or "").rpartition(":")
+    return ModelError(f"{label}: mesh {g.mesh_path} cannot be read ({exc.message})", file or exc.file,
+                      int(line) if line.isdigit() else None, exc.value)
+
+
 def _read_vrml(path):
     """AMELIF's VRML meshes (engine.model.vrml), as a trimesh with the file's diffuse colour."""
     import trimesh
@@ -100,7 +116,7 @@ def _single_mesh(loaded, path):
     if isinstance(loaded, trimesh.Scene):
         meshes = [g for g in loaded.dump() if isinstance(g, trimesh.Trimesh)]
         if not meshes:
-            raise ModelError("mesh file holds no triangle mesh", path)
+            raise ModelError("the file holds no triangle: empty, truncated, or not a mesh of this format", path)
         return trimesh.util.concatenate(meshes)
     if not isinstance(loaded, trimesh.Trimesh):
         raise ModelError(f"mesh file holds a {type(loaded).__name__}, not triangles", path)

@@ -76,6 +76,7 @@ class Geometry:
     rgba: tuple = (0.7, 0.7, 0.7, 1.0)
     material: str = "default"            # contact material name (friction, restitution)
     collision_mode: str = "mesh"         # for meshes: "mesh", "convex" (hull) or "decompose"
+    source: str | None = None            # "file:line" of the element that declared it, for error messages
 
 
 @dataclass(frozen=True)

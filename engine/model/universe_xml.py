@@ -53,16 +53,13 @@ def load_universe(path, trust_plugins: bool = False) -> U.Universe:
                                      r.number(el, "restitution", default=0.0, nonnegative=True))
         if materials[name].restitution > 1.0:
             r.fail(el, "restitution must be in [0, 1]", materials[name].restitution)
-    multibodies, statics, labels = [], [], set()
-    for el in root.findall("MultiBody"):
-        multibodies.append(_multibody(r, el, path, materials))
-    for el in root.findall("Body"):
-        body = _body(r, el, path, materials)
-        (multibodies if isinstance(body, U.MultiBodyInstance) else statics).append(body)
-    for item in multibodies + statics:
+    multibodies, statics, labels = [], [], {}     # multibodies: the <MultiBody>s, then the mobile <Body>s
+    for el in root.findall("MultiBody") + root.findall("Body"):
+        item = _multibody(r, el, path, materials) if el.tag == "MultiBody" else _body(r, el, path, materials)
         if item.name in labels:
-            r.fail(root, "two bodies share the label", item.name)
-        labels.add(item.name)
+            r.fail(el, f"two bodies share the label (the first at line {labels[item.name]})", item.name)
+        labels[item.name] = el.sourceline
+        (multibodies if isinstance(item, U.MultiBodyInstance) else statics).append(item)
     camera, lights = _configurations(r, root.find("Configurations"))
     plugins = {kind: tuple(_plugin(r, el, kind.lower(), labels) for el in root.findall(kind))
                for kind in ("Controller", "Device", "Sensor")}
@@ -216,7 +213,8 @@ def _body_geometries(r, el, path, name, material):
                    (file_el.text or "").strip())
         scale = r.floats(el.find("Scale"), None, 3, text=True) if el.find("Scale") is not None else np.ones(3)
         shapes.append(Geometry(name=f"{name}/mesh", body=0, kind="mesh", size=(), R=np.eye(3), p=np.zeros(3),
-                               mesh_path=str(mesh), mesh_scale=tuple(scale), rgba=rgba, material=material))
+                               mesh_path=str(mesh), mesh_scale=tuple(scale), rgba=rgba, material=material,
+                               source=f"{path}:{file_el.sourceline}"))
     return shapes
 
 

@@ -137,7 +137,8 @@ def _geometry(r: Reader, el, role, default_name, materials, path, package_dirs):
     material = el.find("material")
     if material is not None:
         rgba = _rgba(r, material) or materials.get(material.get("name")) or rgba
-    common = dict(name=el.get("name", default_name), body=-1, R=R, p=p, role=role, rgba=rgba)
+    common = dict(name=el.get("name", default_name), body=-1, R=R, p=p, role=role, rgba=rgba,
+                  source=f"{path}:{shape.sourceline}")
     if shape.tag == "box":
         size = r.floats(shape, "size", 3, required=True)
         return Geometry(kind="box", size=tuple(_nonneg(r, shape, size, "size")), **common)

@@ -2,10 +2,13 @@
 parser. Each case is a small broken file; the expected line is where the fault is."""
 import textwrap
 
+import numpy as np
 import pytest
 
+import engine
 from engine.errors import ModelError, UniverseError
 from engine.model import load_model
+from engine.model.universe import universe_from_urdf
 from engine.model.universe_xml import load_universe
 
 LINK = '<link name="{n}"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>'
@@ -120,7 +123,7 @@ UNIVERSE_CASES = {
                                         '<LookAt x="1" y="0" z="0"/></Camera></Configurations>'), "its own position", 2),
     "unknown light attribute": (universe('<Configurations><Light><LightAttribute type="glow"/></Light>'
                                          '</Configurations>'), "unknown LightAttribute", 2),
-    "duplicate labels": (universe(BALL, BALL), "share the label", 1),
+    "duplicate labels": (universe(BALL, BALL), "share the label (the first at line 2)", 3),
     "controller target": (universe(BALL, '<Controller plugin="pd" target="robot"/>'), "not a body of this", 3),
     "bad number": (universe('<Body name="b"><Translation x="one"/></Body>'), "not a list of numbers", 2),
     "truncated": ("<Universe>\n<Body>\n", "malformed XML", 3),
@@ -157,3 +160,28 @@ def test_broken_universe_file(case, tmp_path):
 
 def test_count_of_broken_files():
     assert len(ROBOT_CASES) + len(UNIVERSE_CASES) >= 30
+
+
+MESH_CASES = {   # mesh file content, scale attribute, the cause the message gives
+    "corrupt text STL": (b"solid x\nfacet garbage\n", "", "holds no triangle"),
+    "empty file": (b"", "", "holds no triangle"),
+    "random bytes": (bytes(np.random.default_rng(3).integers(0, 256, 300, dtype=np.uint8)), "", "holds no triangle"),
+    "zero scale": (b"", ' scale="0 1 1"', "scale factors must be finite and non-zero"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MESH_CASES))
+def test_a_bad_mesh_is_reported_at_the_line_of_the_robot_file_that_uses_it(case, tmp_path):
+    content, scale, cause = MESH_CASES[case]
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "part.stl").write_bytes(content)
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text('<robot name="r">\n<link name="base"><inertial><mass value="1"/>'
+                    '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>\n'
+                    f'<collision><geometry>\n<mesh filename="meshes/part.stl"{scale}/></geometry></collision>'
+                    '</link>\n</robot>\n')
+    with pytest.raises(engine.ModelError) as err:
+        engine.Simulation(universe_from_urdf(urdf))
+    message = str(err.value)
+    assert message.startswith(f"{urdf}:4: collision geometry 'base/collision0': mesh ")
+    assert "meshes/part.stl cannot be read" in message and cause in message
