@@ -43,6 +43,19 @@ def load_scene(path, floating_base: bool = True):
     return engine.load_universe(path)
 
 
+class StatusProgress(logging.Handler):
+    """Shows the engine's progress lines (e.g. "convex decomposition of shoulder.stl …") in the status bar while
+    a scene loads on the GUI thread."""
+
+    def __init__(self, status_bar):
+        super().__init__(logging.INFO)
+        self.status_bar = status_bar
+
+    def emit(self, record):
+        self.status_bar.showMessage(record.getMessage())
+        QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
+
+
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self):
         super().__init__()
@@ -84,6 +97,7 @@ class MainWindow(QtWidgets.QMainWindow):
         logging.captureWarnings(True)      # the engine's warnings (e.g. a mesh repaired) reach the log dock
         for name in ("py.warnings", "engine"):
             logging.getLogger(name).addHandler(self.log.handler)
+        logging.getLogger("engine").setLevel(logging.INFO)   # progress lines too (status bar and log)
         self._fps_clock = QtCore.QElapsedTimer()
         self._fps_clock.start()
         self._frames_drawn = 0
@@ -98,6 +112,9 @@ class MainWindow(QtWidgets.QMainWindow):
         QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
         self.statusBar().showMessage(f"loading {path}…")
         QtWidgets.QApplication.processEvents()
+        progress = StatusProgress(self.statusBar())      # the engine's progress lines while it loads
+        engine_log = logging.getLogger("engine")
+        engine_log.addHandler(progress)
         try:
             universe = load_scene(path, floating_base)
             self._start(universe)
@@ -105,6 +122,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(f"Could not open {path}", exc)
             return False
         finally:
+            engine_log.removeHandler(progress)
             QtWidgets.QApplication.restoreOverrideCursor()
             self.statusBar().clearMessage()
         self.log.info(f"opened {path}: {len(universe.multibodies)} multibody(ies), {len(universe.statics)} "

@@ -13,6 +13,7 @@ traceback). Warnings while loading are collapsed to one line per kind (``-v`` li
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -290,6 +291,15 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _log_to_stderr(quiet):
+    """The engine's progress lines (a mesh being decomposed, ...) on stderr; only its warnings when quiet."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("engine")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
 def _is_scene(arg) -> bool:
     """A scene file rather than a command: an existing file, or a name ending as one."""
     return arg not in COMMANDS and (Path(arg).suffix.lower() in (".xml", ".urdf") or Path(arg).is_file())
@@ -308,6 +318,7 @@ def main(argv=None) -> int:
             p.error(f"--duration must be > 0 (got {args.duration})")
         if args.log_every < 1:
             p.error(f"--log-every must be >= 1 (got {args.log_every})")
+    _log_to_stderr(quiet=args.quiet or getattr(args, "run_quiet", False))
     try:
         if args.command == "run":
             return run(args.scene, args.duration, args.out, args.log_every, args.trust_scene_plugins,

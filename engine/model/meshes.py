@@ -15,7 +15,9 @@ The returned mesh is shared by every caller: treat it as read-only.  Collision s
 """
 from __future__ import annotations
 
+import logging
 import re
+import time
 import warnings
 from functools import cache
 from pathlib import Path
@@ -23,6 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ModelError
+from engine.model import diskcache
+
+log = logging.getLogger("engine.model")
 
 
 class MeshWarning(UserWarning):
@@ -142,14 +147,37 @@ def _hull(path, scale, mtime):
         raise ModelError(f"cannot compute the convex hull ({type(exc).__name__})", path) from exc
 
 
+DECOMPOSITION = dict(maxConvexHulls=16)   # V-HACD's parameters (through trimesh and vhacdx)
+
+
 @cache
 def _decomposition(path, scale, mtime):
+    """V-HACD's convex pieces of the mesh, from the disk cache when this file content was decomposed before.
+
+    V-HACD rather than CoACD: on UR5's seven collision meshes V-HACD took 1.1–7.4 s a mesh (27 s in all) and
+    CoACD 2–321 s (465 s), for similar fits (bench numbers in docs/architecture.md)."""
     import trimesh
-    mesh = _load(path, scale, mtime)
-    try:
-        parts = mesh.convex_decomposition(maxConvexHulls=16)
-    except Exception as exc:  # vhacdx missing or failing: the caller falls back to the hull
-        raise ModelError(f"convex decomposition failed ({type(exc).__name__}: {exc})", path) from exc
-    parts = parts if isinstance(parts, list) else [parts]
-    meshes = [p if isinstance(p, trimesh.Trimesh) else trimesh.Trimesh(**p) for p in parts]
-    return tuple(m.convex_hull for m in meshes if len(m.faces) > 0)
+    k = diskcache.key("vhacd", diskcache.file_digest(path), scale, sorted(DECOMPOSITION.items()))
+    cached = diskcache.load("decomposition", k, required=("vertices", "vertex_count", "faces", "face_count"))
+    if cached is None:
+        mesh = _load(path, scale, mtime)
+        log.info("convex decomposition of %s (%d triangles; computed once, then read from the cache)…",
+                 Path(path).name, len(mesh.faces))
+        start = time.perf_counter()
+        try:
+            parts = mesh.convex_decomposition(**DECOMPOSITION)
+        except Exception as exc:  # vhacdx missing or failing: the caller falls back to the hull
+            raise ModelError(f"convex decomposition failed ({type(exc).__name__}: {exc})", path) from exc
+        parts = parts if isinstance(parts, list) else [parts]
+        pieces = [p if isinstance(p, trimesh.Trimesh) else trimesh.Trimesh(**p) for p in parts]
+        pieces = [p.convex_hull for p in pieces if len(p.faces) > 0]
+        cached = {"vertices": np.concatenate([p.vertices for p in pieces]),
+                  "vertex_count": np.array([len(p.vertices) for p in pieces]),
+                  "faces": np.concatenate([p.faces for p in pieces]),
+                  "face_count": np.array([len(p.faces) for p in pieces])}
+        diskcache.save("decomposition", k, cached)
+        log.info("convex decomposition of %s: %d pieces in %.1f s", Path(path).name, len(pieces),
+                 time.perf_counter() - start)
+    vertices = np.split(cached["vertices"], np.cumsum(cached["vertex_count"])[:-1])
+    faces = np.split(cached["faces"], np.cumsum(cached["face_count"])[:-1])
+    return tuple(trimesh.Trimesh(v, f, process=False) for v, f in zip(vertices, faces))
