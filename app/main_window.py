@@ -6,6 +6,8 @@ latest-value slot and draws it; every action is a command queued to the physics 
 from __future__ import annotations
 
 import logging
+import os
+import time
 import traceback
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from app.docks.timing import TimingDock
 from app.interaction import Interaction
 from app.menus import SPEEDS, build_menus
 from app.physics_thread import PhysicsThread
-from app.recording import Recorder, write_video
+from app.recording import Autosave, Recorder, write_video
 from app.settings_dialog import SettingsDialog
 from app.timeline import Timeline
 from app.viewport import Viewport
@@ -32,6 +34,15 @@ RECORD_SECONDS = 30.0           # simulated seconds the ring buffer keeps
 RECORD_RATE = 500.0             # at most this many recorded frames per simulated second
 VIDEO_FPS = 30.0
 SCENE_SUFFIXES = (".xml", ".urdf")
+
+
+def autosave_folder() -> Path:
+    """Where sessions are streamed as they run: ``$ARTICULA_AUTOSAVE_DIR``, else
+    ``$XDG_STATE_HOME/articula/autosave`` (``~/.local/state/articula/autosave``)."""
+    if os.environ.get("ARTICULA_AUTOSAVE_DIR"):
+        return Path(os.environ["ARTICULA_AUTOSAVE_DIR"])
+    state = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(state) / "articula" / "autosave"
 
 
 def load_scene(path, floating_base: bool = True):
@@ -61,6 +72,7 @@ class MainWindow(QtWidgets.QMainWindow):
         super().__init__()
         self.resize(1400, 900)
         self.universe = self.physics = self.recorder = self.pending_universe = self.error_box = None
+        self.autosave = None
         self.frame, self._version, self._ticks, self.fps = None, 0, 0, 0.0
         self.viewport = Viewport()
         self.timeline = Timeline()
@@ -149,7 +161,10 @@ class MainWindow(QtWidgets.QMainWindow):
             raise
         self._stop_physics()
         stride = max(1, round(1.0 / (RECORD_RATE * universe.time_step)))
-        self.recorder = Recorder(capacity=int(RECORD_SECONDS / (stride * universe.time_step)) + 1, stride=stride)
+        self.autosave = Autosave(autosave_folder(),
+                                 f"{Path(universe.source).stem}-{time.strftime('%Y%m%d-%H%M%S')}", simulation)
+        self.recorder = Recorder(capacity=int(RECORD_SECONDS / (stride * universe.time_step)) + 1, stride=stride,
+                                 autosave=self.autosave)
         self.physics = PhysicsThread(simulation, self.recorder, speed=self.speed())
         self.interaction.start(universe, simulation, self.physics, self.recorder)
         self.universe, self.pending_universe = universe, None
@@ -394,6 +409,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.physics is not None:
             self.physics.stop()
             self.physics = None
+        if self.autosave is not None:          # after the physics thread stopped: it no longer appends
+            self.autosave.close()
+            self.autosave = None
 
     def closeEvent(self, event):
         self.timer.stop()

@@ -40,10 +40,11 @@ class RecordedFrame:
 class Recorder:
     """Thread-safe ring buffer of ``RecordedFrame``s (the physics thread writes, the GUI reads)."""
 
-    def __init__(self, capacity: int = 20000, stride: int = 1):
+    def __init__(self, capacity: int = 20000, stride: int = 1, autosave: "Autosave | None" = None):
         if capacity < 1 or stride < 1:
             raise ValueError(f"a recorder needs capacity >= 1 and stride >= 1, got {capacity}, {stride}")
         self.capacity, self.stride = int(capacity), int(stride)
+        self.autosave = autosave       # every recorded state also streamed to disk (a crash loses ≤ 1 s)
         self._frames: deque = deque(maxlen=self.capacity)
         self._lock = threading.Lock()
         self._devices: dict = {}       # name -> [SessionRecording, first row of this run]
@@ -57,6 +58,8 @@ class Recorder:
         tau = tuple(run.tau.copy() for run in sim.runs)
         with self._lock:
             self._frames.append(RecordedFrame(sim.state, sim.contacts, external, tau))
+        if self.autosave is not None:
+            self.autosave.append(sim)
 
     def clear(self):
         with self._lock:
@@ -267,3 +270,38 @@ def write_video(path, images, fps: float):
     with imageio.get_writer(str(path), **kwargs) as writer:
         for image in images:
             writer.append_data(np.ascontiguousarray(image[..., :3]))
+
+
+class Autosave:
+    """Every state the recorder takes (t, step, then q, v and τ of each multibody), streamed to
+    ``folder/NAME.part/`` in chunks at least every second (engine/logstore.py: a kill or a crash of the GUI
+    leaves complete chunks, read back with ``engine.logstore.read_log(folder / NAME)``); ``close()`` writes
+    ``NAME.npz`` and ``NAME.csv`` and keeps the ``KEEP`` newest sessions of the folder."""
+
+    KEEP = 10
+
+    def __init__(self, folder, name, sim):
+        from engine.logstore import StreamedLog
+        columns = ["t", "step"]
+        for part in ("q", "v", "tau"):
+            for run in sim.runs:
+                n = run.model.nq if part == "q" else run.model.nv
+                columns += [f"{run.instance.name}.{part}{i}" for i in range(n)]
+        self.folder = Path(folder)
+        self.stream = StreamedLog(self.folder / name, columns)
+        self.row = np.zeros(len(columns))
+
+    def append(self, sim):
+        row, k = self.row, 2
+        row[0], row[1] = sim.time, sim.step_count
+        for x in [r.q for r in sim.runs] + [r.v for r in sim.runs] + [r.tau for r in sim.runs]:
+            row[k:k + len(x)] = x
+            k += len(x)
+        self.stream.append(row)
+
+    def close(self):
+        self.stream.close()
+        sessions = sorted(self.folder.glob("*.npz"), key=lambda p: p.stat().st_mtime)
+        for old in sessions[:-self.KEEP]:
+            old.unlink(missing_ok=True)
+            old.with_suffix(".csv").unlink(missing_ok=True)

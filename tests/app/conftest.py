@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 
 import pytest
 from gui_helpers import wait
@@ -44,6 +45,7 @@ def _start_xvfb():
 def pytest_configure(config):
     global NO_DISPLAY
     os.environ["QT_QPA_PLATFORM"] = "xcb"
+    os.environ.setdefault("ARTICULA_AUTOSAVE_DIR", tempfile.mkdtemp(prefix="articula-autosave-"))
     if not os.environ.get("DISPLAY"):
         if shutil.which("Xvfb") is None:
             NO_DISPLAY = "no X display: set DISPLAY, or install Xvfb (or run under xvfb-run -a)"
