@@ -5,6 +5,7 @@ latest-value slot and draws it; every action is a command queued to the physics 
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -34,6 +35,7 @@ RECORD_SECONDS = 30.0           # simulated seconds the ring buffer keeps
 RECORD_RATE = 500.0             # at most this many recorded frames per simulated second
 VIDEO_FPS = 30.0
 SCENE_SUFFIXES = (".xml", ".urdf")
+SESSIONS = itertools.count(1)   # numbers the autosaved sessions of this process
 
 
 def autosave_folder() -> Path:
@@ -161,8 +163,8 @@ class MainWindow(QtWidgets.QMainWindow):
             raise
         self._stop_physics()
         stride = max(1, round(1.0 / (RECORD_RATE * universe.time_step)))
-        self.autosave = Autosave(autosave_folder(),
-                                 f"{Path(universe.source).stem}-{time.strftime('%Y%m%d-%H%M%S')}", simulation)
+        self.autosave = Autosave(autosave_folder(), f"{Path(universe.source).stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+                                 f"-{os.getpid()}-{next(SESSIONS)}", simulation)
         self.recorder = Recorder(capacity=int(RECORD_SECONDS / (stride * universe.time_step)) + 1, stride=stride,
                                  autosave=self.autosave)
         self.physics = PhysicsThread(simulation, self.recorder, speed=self.speed())
