@@ -27,7 +27,6 @@ import numpy as np
 DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "default.xml"
 COMMANDS = ("gui", "run", "cache")
 MAX_STEPS = 10_000_000          # a run longer than this needs --force (a time step far too small, say)
-SANE_TIME_STEP = (1e-6, 0.1)    # s: outside, the run warns
 
 
 def open_scene(path, trust_plugins: bool = False):
@@ -157,16 +156,13 @@ def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=
 
 
 def _load(scene, duration, trust_plugins, force):
-    """(universe, simulation, steps); a time step outside ``SANE_TIME_STEP`` warns, a run of more than
-    ``MAX_STEPS`` steps needs ``force``."""
+    """(universe, simulation, steps); a run of more than ``MAX_STEPS`` steps needs ``force`` (the universe
+    loader already warned of a time step out of the usual range)."""
     from engine.errors import UniverseError
     from engine.simulation import Simulation
     universe = open_scene(scene, trust_plugins)
     sim = Simulation(universe)
     steps = int(round(duration / sim.dt))
-    if not SANE_TIME_STEP[0] <= sim.dt <= SANE_TIME_STEP[1]:
-        warnings.warn(f"{universe.source}: time step {sim.dt:g} s is outside the usual range "
-                      f"[{SANE_TIME_STEP[0]:g}, {SANE_TIME_STEP[1]:g}] s")
     if steps > MAX_STEPS and not force:
         raise UniverseError(f"{duration:g} s at a time step of {sim.dt:g} s is {steps:,} steps (more than "
                             f"{MAX_STEPS:,}); pass --force to run it anyway", universe.source, value=sim.dt)

@@ -87,7 +87,7 @@ def test_a_time_step_out_of_range_warns_and_a_huge_step_count_needs_force(tmp_pa
     (tmp_path / "tiny.xml").write_text(tiny)
     assert main(["run", str(tmp_path / "tiny.xml")]) == 2
     err = capsys.readouterr().err
-    assert "time step 1e-12 s is outside the usual range" in err
+    assert f"{tmp_path / 'tiny.xml'}:1: time step 1e-12 s is outside the usual range" in err
     assert "1,000,000,000,000 steps" in err and "--force" in err and "tiny.xml" in err
 
 

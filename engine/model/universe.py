@@ -53,6 +53,8 @@ class ContactSettings:
     exclude: tuple = ()                # explicit (label_a, label_b) pairs to ignore
 
 
+SANE_TIME_STEP = (1e-6, 0.1)   # s: a time step outside warns (too small never ends, too large explodes)
+
 EFFORT_POLICIES = ("clamp", "refuse", "ignore")
 
 

@@ -8,6 +8,7 @@ documented in docs/universe-format.md. Unknown tags and attributes are errors wi
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -246,7 +247,10 @@ def _settings(r, el) -> dict:
         r.check_attributes(g, {"x", "y", "z"})
         out["gravity"] = np.array([r.number(g, k, default=0.0) for k in "xyz"])
     if el.find("TimeStep") is not None:
-        out["time_step"] = r.number(el.find("TimeStep"), None, text=True, positive=True)
+        step = out["time_step"] = r.number(el.find("TimeStep"), None, text=True, positive=True)
+        if not U.SANE_TIME_STEP[0] <= step <= U.SANE_TIME_STEP[1]:
+            warnings.warn(f"{r.path}:{el.find('TimeStep').sourceline}: time step {step:g} s is outside the usual "
+                          f"range [{U.SANE_TIME_STEP[0]:g}, {U.SANE_TIME_STEP[1]:g}] s", UserWarning, stacklevel=2)
     if el.find("Integrator") is not None:
         name = _text(r, el, "Integrator")
         if name not in INTEGRATORS:
