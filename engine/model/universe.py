@@ -126,7 +126,7 @@ class Universe:
     solver: SolverSettings = field(default_factory=SolverSettings)
     contact: ContactSettings = field(default_factory=ContactSettings)
     materials: dict = field(default_factory=lambda: {"default": Material("default")})
-    camera: Camera = field(default_factory=Camera)
+    camera: Camera | None = None       # None: no <Camera>, the viewer frames the scene
     lights: tuple = (Light(),)
     controllers: tuple = ()
     devices: tuple = ()
