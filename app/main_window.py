@@ -326,7 +326,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._version, self.frame = version, frame
         snapshot = frame.snapshot
         self.viewport.show_snapshot(snapshot)
-        self.plots.add_sample(snapshot)
+        self.plots.add_sample(snapshot, frame.real_time_factor)
         self.timeline.set_time(snapshot.t, snapshot.step)
         self.timeline.set_length(len(self.recorder), follow=frame.playing)
         self.actions.play.setChecked(frame.playing)

@@ -9,6 +9,7 @@ from app.overlays import Overlays
 from app.recording import video_unavailable
 
 APP_SHORTCUT = QtCore.Qt.ShortcutContext.ApplicationShortcut   # also when the 3D view has the focus
+GLYPH_SIZES = (("Small", 0.5), ("Medium", 1.0), ("Large", 2.0), ("Huge", 4.0))   # x the scene-scaled radius
 SPEEDS = (("×0.1", 0.1), ("×0.25", 0.25), ("×0.5", 0.5), ("real time", 1.0), ("×2", 2.0), ("×4", 4.0),
           ("×10", 10.0), ("as fast as possible", None))
 
@@ -67,7 +68,15 @@ def build_menus(window) -> Actions:
     view.addSeparator()
     _action(view, "Larger force arrows", partial(window.viewport.scale_forces, 2.0), "]")
     _action(view, "Smaller force arrows", partial(window.viewport.scale_forces, 0.5), "[")
+    glyphs = view.addMenu("Contact glyph size")
+    sizes = QtGui.QActionGroup(glyphs)       # exclusive: one size checked
+    for label, factor in GLYPH_SIZES:
+        action = _action(glyphs, label, partial(window.viewport.set_contact_glyph_scale, factor), checkable=True)
+        action.setChecked(factor == 1.0)
+        sizes.addAction(action)
+    view.addSeparator()
     _action(view, "Reset camera", lambda: window.viewport.reset_camera(), "Home")
+    _action(view, "Frame all", lambda: window.viewport.frame_all(), "F")
     view.addSeparator()
     for dock in (window.scene_dock, window.inspector, window.plots, window.timing, window.log):
         view.addAction(dock.toggleViewAction())

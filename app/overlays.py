@@ -3,12 +3,15 @@ force arrows and friction cones (seed 000 Fig 5.1: a cone per contact, its heigh
 and the user's or a device's external forces.
 
 The geometry is computed by plain numpy functions (``frame_axes``, ``arrows``, ``friction_cones``, ...) from a
-Snapshot, then handed to a few pyqtgraph items that are updated in place each frame.
+Snapshot, then handed to a few pyqtgraph items that are updated in place each frame. Contact points are small
+icosahedra of ``glyph_radius`` metres (the viewport sizes them from the scene), drawn over the bodies.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph.opengl as gl
+import trimesh
+from OpenGL import GL
 
 from app.signals import centre_of_mass
 from engine import JointType
@@ -16,6 +19,8 @@ from engine import JointType
 AXIS_COLORS = np.array([[0.95, 0.2, 0.2, 1.0], [0.2, 0.85, 0.2, 1.0], [0.25, 0.45, 1.0, 1.0]])
 CONE_SEGMENTS = 16
 FRAME_SIZE = 0.12   # m, length of the drawn link frame axes
+ICOSAHEDRON = trimesh.creation.icosahedron()      # unit circumradius: 12 vertices, 20 faces
+ON_TOP = {GL.GL_DEPTH_TEST: False, GL.GL_BLEND: False, GL.GL_CULL_FACE: False}   # seen through the bodies
 
 
 def frame_axes(R, p, length):
@@ -34,6 +39,14 @@ def arrows(origins, vectors, head=0.2):
     back = -head * vectors
     barbs = [tips + back + 0.5 * head * side, tips + back - 0.5 * head * side]
     return np.stack([origins, tips, tips, barbs[0], tips, barbs[1]], axis=1).reshape(-1, 3)
+
+
+def glyphs(points, radius):
+    """Icosahedra of circumradius ``radius`` centred on ``points`` (n, 3): vertices (12 n, 3), faces (20 n, 3)."""
+    points = np.asarray(points, float).reshape(-1, 3)
+    vertices = points[:, None, :] + radius * ICOSAHEDRON.vertices[None, :, :]
+    faces = ICOSAHEDRON.faces[None, :, :] + len(ICOSAHEDRON.vertices) * np.arange(len(points))[:, None, None]
+    return vertices.reshape(-1, 3), faces.reshape(-1, 3)
 
 
 def friction_cones(points, axes, heights, mu, segments=CONE_SEGMENTS):
@@ -88,15 +101,17 @@ class Overlays:
 
     NAMES = ("link frames", "centre of mass", "joint axes", "contacts", "friction cones", "external forces")
 
-    def __init__(self, view, universe, force_scale: float):
+    def __init__(self, view, universe, force_scale: float, glyph_radius: float = 0.01):
         self.universe = universe
         self.force_scale = force_scale                        # metres of arrow per newton
+        self.glyph_radius = glyph_radius                      # metres, of a contact point's icosahedron
         self.static_names = {s.name for s in universe.statics}
         self.items = {
             "link frames": gl.GLLinePlotItem(mode="lines", width=2, antialias=True),
             "centre of mass": gl.GLScatterPlotItem(size=9, color=(1.0, 0.9, 0.1, 1.0), pxMode=True),
             "joint axes": gl.GLLinePlotItem(mode="lines", width=2, color=(1.0, 0.85, 0.1, 1.0)),
-            "contacts": gl.GLScatterPlotItem(size=7, color=(1.0, 0.3, 0.1, 1.0), pxMode=True),
+            "contacts": gl.GLMeshItem(color=(1.0, 0.3, 0.1, 1.0), smooth=False, glOptions=ON_TOP,
+                                      computeNormals=False),
             "contact forces": gl.GLLinePlotItem(mode="lines", width=2, color=(1.0, 0.3, 0.1, 1.0)),
             "friction cones": gl.GLMeshItem(color=(0.2, 0.8, 1.0, 0.22), smooth=False, glOptions="translucent",
                                             computeNormals=False),
@@ -132,7 +147,9 @@ class Overlays:
             lines["joint axes"] = (np.concatenate([joint_axes(m, Ri, pi, 0.6 * FRAME_SIZE)
                                                    for m, Ri, pi in zip(models, Rs, ps)] + [np.zeros((0, 3))]),)
         if self.visible["contacts"]:
-            dots["contacts"] = points
+            vertices, faces = glyphs(points, self.glyph_radius)
+            self.items["contacts"].setMeshData(vertexes=vertices, faces=faces)
+            self.items["contacts"].setVisible(len(faces) > 0)
             lines["contact forces"] = (arrows(points, scale * forces),)
         if self.visible["external forces"]:
             lines["external forces"] = (arrows([x for *_, x in snapshot.external],

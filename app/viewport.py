@@ -1,6 +1,10 @@
 """The 3D view of a universe: bodies with their colours, the ground grid, the universe's camera and lights,
 overlays (frames, centres of mass, joint axes, contacts with force arrows and friction cones).
 
+A scene opens framed: from the universe's ``<Camera>`` when it has one, else looking at the whole scene
+(``frame_all``: the camera backs off along its viewing direction until every corner of the scene's bounding box,
+``scene_box``, is inside the field of view). The contact glyphs are sized from that box too.
+
 Drawing is built once per universe and only moved afterwards: the bodies of all multibodies are stacked
 (each multibody contributes its base frame then its bodies; the static world comes last) and drawn by a few
 ``BodyMeshItem``s that receive the stacked world placements of a Snapshot. Mouse: left drag orbits, middle or
@@ -24,6 +28,10 @@ from app.scene_meshes import geometry_triangles, plane_extent
 
 BACKGROUND = (40, 44, 52)
 COLLISION_RGBA = (0.25, 0.95, 0.55, 0.35)
+DEFAULT_VIEW = (-45.0, 25.0)   # azimuth, elevation (degrees) of a universe without a camera: from (1, -1, 0.66)
+FRAME_MARGIN = 1.08            # frame_all leaves this much room around the scene's box
+PLANE_BORDER = 0.1             # a plane is framed as the bodies' footprint on it, widened by this x the box diagonal
+CONTACT_GLYPH = 0.006          # contact glyph radius per metre of the scene box's diagonal (times the View setting)
 
 
 class Viewport(GLViewMixin, QOpenGLWindow):
@@ -49,8 +57,12 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         self.grid = None
         self.snapshot = None                              # the snapshot shown
         self.vertical_fov = 45.0                          # degrees, the OpenGL (gluPerspective) convention
+        self.scene_size = 1.0                             # m, the diagonal of the scene's box when it opened
+        self.glyph_scale = 1.0                            # the View ▸ Contact glyph size factor
         self._offsets = ()                                # stacked index of each multibody's base frame
         self._nstacked = 0
+        self._extents = ([], [])                          # (solids, planes) of the drawn geometry (scene_box)
+        self._framed = False                              # the scene has been framed once (first snapshot)
         self.interaction = None                           # app.interaction.Interaction (mouse as a device)
 
     def devicePixelRatioF(self):
@@ -64,19 +76,20 @@ class Viewport(GLViewMixin, QOpenGLWindow):
             for item, _ in self.layers["visual"] + self.layers["collision"]:
                 item.release_gl()
         self.clear()
-        self.universe, self.snapshot = universe, None
+        self.universe, self.snapshot, self._framed = universe, None, False
         lighting = Lighting(universe.lights)
         groups = _stacked_geometries(universe)
         counts = [mb.model.nbodies + 1 for mb in universe.multibodies]
         self._offsets = tuple(np.cumsum([0] + counts)[:-1])
         self._nstacked = sum(counts) + 1
         for role in self.layers:
-            self.layers[role] = self._build_layer(groups[role], lighting, translucent=role == "collision")
+            self.layers[role] = self._build_layer([(i, geometry_triangles(g), rgba) for i, g, rgba in groups[role]],
+                                                  lighting, translucent=role == "collision")
+        self._extents = _extents(groups["visual"])
         self.set_layer_visible("collision", False)
         self.grid = _ground_grid(universe)
         self.addItem(self.grid)
         self.overlays = Overlays(self, universe, force_scale=_force_scale(universe))
-        self.reset_camera()
 
     def _build_layer(self, geometries, lighting, translucent):
         """One BodyMeshItem per block of MAX_BODIES stacked bodies; ``geometries`` is [(stacked index, geom,
@@ -93,17 +106,53 @@ class Viewport(GLViewMixin, QOpenGLWindow):
             items.append((item, first))
         return items
 
+    # ---- camera ---------------------------------------------------------------------------------------------
+    def scene_box(self):
+        """(lo, hi): the world box of the drawn scene in the snapshot shown (``scene_box`` below)."""
+        return scene_box(*self._extents, *stacked_placements(self.snapshot))
+
     def reset_camera(self):
-        """Back to the universe's camera: eye at ``camera.p`` looking at ``camera.target``."""
+        """Back to the universe's camera (eye at ``camera.p`` looking at ``camera.target``, orbiting about the
+        point of that line nearest the scene's centre), or, for a universe without one, ``frame_all`` from
+        ``DEFAULT_VIEW``. Nothing happens before the first snapshot (the scene's placements are unknown)."""
+        if self.snapshot is None:
+            return
         camera = self.universe.camera
+        if camera is None:
+            self.frame_all(*DEFAULT_VIEW, vertical_fov=45.0)
+            return
         eye, target = np.asarray(camera.p, float), np.asarray(camera.target, float)
-        d = eye - target
-        distance = float(np.linalg.norm(d)) or 1.0
+        ahead = (target - eye) / np.linalg.norm(target - eye)
+        lo, hi = self.scene_box()
+        depth = float(ahead @ ((lo + hi) / 2.0 - eye))
+        distance = depth if depth > 0.0 else float(np.linalg.norm(target - eye))
         self.vertical_fov = float(camera.fov)
-        self.setCameraParams(center=QtGui.QVector3D(*target), distance=distance,
+        self.setCameraParams(center=QtGui.QVector3D(*(eye + distance * ahead)), distance=distance,
                              fov=horizontal_fov(self.vertical_fov, self.width(), self.height()),
-                             elevation=degrees(asin(np.clip(d[2] / distance, -1.0, 1.0))),
-                             azimuth=degrees(atan2(d[1], d[0])))
+                             elevation=degrees(asin(np.clip(-ahead[2], -1.0, 1.0))),
+                             azimuth=degrees(atan2(-ahead[1], -ahead[0])))
+
+    def frame_all(self, azimuth=None, elevation=None, vertical_fov=None):
+        """Look at the centre of the scene's box from the current direction (or the given one, degrees) and as
+        close as lets the whole box inside the field of view (``fit_distance``)."""
+        if self.snapshot is None:
+            return
+        if vertical_fov is not None:
+            self.vertical_fov = float(vertical_fov)
+        azimuth = self.opts["azimuth"] if azimuth is None else azimuth
+        elevation = self.opts["elevation"] if elevation is None else elevation
+        fov = horizontal_fov(self.vertical_fov, self.width(), self.height())
+        lo, hi = self.scene_box()
+        distance = fit_distance(lo, hi, orbit_axes(azimuth, elevation), self.vertical_fov, fov)
+        self.setCameraParams(center=QtGui.QVector3D(*((lo + hi) / 2.0)), distance=distance, fov=fov,
+                             elevation=elevation, azimuth=azimuth)
+
+    def set_contact_glyph_scale(self, factor: float):
+        """View ▸ Contact glyph size: the glyph radius is ``CONTACT_GLYPH`` x scene diagonal x ``factor``."""
+        self.glyph_scale = float(factor)
+        if self.snapshot is not None:
+            self.overlays.glyph_radius = CONTACT_GLYPH * self.scene_size * self.glyph_scale
+            self.show_snapshot(self.snapshot)
 
     def resizeGL(self, w, h):
         """Keep the universe camera's vertical field of view (pyqtgraph's ``fov`` is the horizontal one)."""
@@ -120,6 +169,12 @@ class Viewport(GLViewMixin, QOpenGLWindow):
     def show_snapshot(self, snapshot):
         """Move every body to its placement in ``snapshot`` and redraw the overlays."""
         self.snapshot = snapshot
+        if not self._framed:  # the first snapshot of a universe: its placements give the scene's box
+            self._framed = True
+            lo, hi = self.scene_box()
+            self.scene_size = max(float(np.linalg.norm(hi - lo)), 1e-3)
+            self.overlays.glyph_radius = CONTACT_GLYPH * self.scene_size * self.glyph_scale
+            self.reset_camera()
         R, p = stacked_placements(snapshot)
         for items in self.layers.values():
             for item, first in items:
@@ -236,6 +291,58 @@ def horizontal_fov(vertical_fov, width, height):
     return degrees(2.0 * atan(tan(radians(vertical_fov) / 2.0) * max(width, 1) / max(height, 1)))
 
 
+def orbit_axes(azimuth, elevation):
+    """Columns: the right, up and backward axes (world) of pyqtgraph's orbit camera at ``azimuth`` and
+    ``elevation`` (degrees): it stands at centre + distance (cos e cos a, cos e sin a, sin e), z up."""
+    a, e = radians(azimuth), radians(elevation)
+    back = np.array([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)])
+    right = np.array([-np.sin(a), np.cos(a), 0.0])
+    return np.column_stack([right, np.cross(back, right), back])
+
+
+def fit_distance(lo, hi, axes, vertical_fov, horizontal_fov, margin=FRAME_MARGIN):
+    """Distance from the centre of the box (lo, hi) of a camera with these ``axes`` (right, up, back columns)
+    and fields of view (degrees) that sees the whole box: a corner at offset o from the centre is at depth
+    d - o.back, and inside the view shrunk by ``margin`` when |o.right| <= (d - o.back) tan(h / 2) / margin and
+    |o.up| <= (d - o.back) tan(v / 2) / margin; d is the smallest distance that holds for the eight corners (the
+    farthest-out corner then sits at 1 / margin of the half-view)."""
+    o = (box_corners(lo, hi) - (lo + hi) / 2.0) @ axes
+    tan_h, tan_v = tan(radians(horizontal_fov) / 2.0) / margin, tan(radians(vertical_fov) / 2.0) / margin
+    d = np.max(o[:, 2] + np.maximum(np.abs(o[:, 0]) / tan_h, np.abs(o[:, 1]) / tan_v))
+    return max(float(d), 1e-3)
+
+
+def box_corners(lo, hi):
+    """The eight corners (8, 3) of the axis-aligned box (lo, hi)."""
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+
+
+def scene_box(solids, planes, R, p):
+    """World axis-aligned box (lo, hi) of the drawn geometry at the stacked placements (R, p): the corners of
+    every solid's local box, ``solids`` [(stacked index, corners (8, 3))], placed; then each plane of ``planes``
+    [(stacked index, R, p)] adds the solids' footprint on it (their box's corners projected along its normal)
+    widened in the plane by ``PLANE_BORDER`` x the box's diagonal. A scene of planes alone is a 2 m square
+    around the first plane's origin."""
+    if solids:
+        points = np.concatenate([corners @ R[i].T + p[i] for i, corners in solids])
+        lo, hi = points.min(axis=0), points.max(axis=0)
+        border = PLANE_BORDER * float(np.linalg.norm(hi - lo))
+    else:
+        lo = hi = R[planes[0][0]] @ planes[0][2] + p[planes[0][0]] if planes else np.zeros(3)
+        border = 1.0
+    corners = box_corners(lo, hi)
+    extra = []
+    for i, plane_R, plane_p in planes:
+        Rw, pw = R[i] @ plane_R, R[i] @ plane_p + p[i]
+        n = Rw[:, 2]
+        foot = corners - np.outer((corners - pw) @ n, n)
+        extra += [foot + sx * border * Rw[:, 0] + sy * border * Rw[:, 1] for sx in (-1, 1) for sy in (-1, 1)]
+    if extra:
+        extra = np.concatenate(extra)
+        lo, hi = np.minimum(lo, extra.min(axis=0)), np.maximum(hi, extra.max(axis=0))
+    return lo, hi
+
+
 def stacked_placements(snapshot):
     """World placements of all drawn frames, stacked: per multibody its base then its bodies; the world last."""
     R, p = [], []
@@ -246,8 +353,8 @@ def stacked_placements(snapshot):
 
 
 def _stacked_geometries(universe):
-    """{role: [(stacked index, Triangles in that frame, rgba)]}. A body without visual geometry shows its
-    collision geometry instead; the collision layer leaves planes out (they would hide the ground)."""
+    """{role: [(stacked index, Geometry, rgba)]}. A body without visual geometry shows its collision geometry
+    instead; the collision layer leaves planes out (they would hide the ground)."""
     layers = {"visual": [], "collision": []}
     offset = 0
     for mb in universe.multibodies:
@@ -261,9 +368,21 @@ def _stacked_geometries(universe):
 
 def _add_frame(layers, index, geoms):
     visual = [g for g in geoms if g.role == "visual"] or [g for g in geoms if g.role == "collision"]
-    layers["visual"] += [(index, geometry_triangles(g), g.rgba) for g in visual]
-    layers["collision"] += [(index, geometry_triangles(g), COLLISION_RGBA) for g in geoms
-                            if g.role == "collision" and g.kind != "plane"]
+    layers["visual"] += [(index, g, g.rgba) for g in visual]
+    layers["collision"] += [(index, g, COLLISION_RGBA) for g in geoms if g.role == "collision" and g.kind != "plane"]
+
+
+def _extents(drawn):
+    """(solids, planes) of ``scene_box`` from the drawn [(stacked index, Geometry, rgba)]: a solid by the eight
+    corners of the box of its triangles in its body's frame, a plane by its placement in that frame."""
+    solids, planes = [], []
+    for index, g, _ in drawn:
+        if g.kind == "plane":
+            planes.append((index, np.asarray(g.R, float), np.asarray(g.p, float)))
+            continue
+        vertices = geometry_triangles(g).vertices
+        solids.append((index, box_corners(vertices.min(axis=0).astype(float), vertices.max(axis=0).astype(float))))
+    return solids, planes
 
 
 def _merge(block):

@@ -13,6 +13,7 @@ import time
 from PySide6 import QtCore, QtGui, QtWidgets
 
 COLORS = {"error": "#ff6b6b", "warning": "#f0c060", "info": "#d0d4dc"}
+BACKGROUND = "#1e2128"   # the log is a dark console whatever the desktop theme: every level stays readable
 
 
 class LogDock(QtWidgets.QDockWidget):
@@ -24,6 +25,10 @@ class LogDock(QtWidgets.QDockWidget):
         self.view = QtWidgets.QPlainTextEdit(readOnly=True)
         self.view.setMaximumBlockCount(5000)
         self.view.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
+        palette = self.view.palette()
+        palette.setColor(QtGui.QPalette.ColorRole.Base, QtGui.QColor(BACKGROUND))
+        palette.setColor(QtGui.QPalette.ColorRole.Text, QtGui.QColor(COLORS["info"]))
+        self.view.setPalette(palette)
         self.setWidget(self.view)
         self.received.connect(self._append)
         self.handler = _SignalHandler(self.received)

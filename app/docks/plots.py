@@ -1,6 +1,8 @@
 """Live plots of the signals the user ticks (joint q/v/τ, contact forces per body, energy, centre of mass,
-ZMP), sampled from the snapshots the view receives; pause, zoom (mouse wheel / drag on the plot) and CSV
-export of what is plotted."""
+ZMP, the run's real-time factor), sampled from the frames the view receives; pause, zoom (mouse wheel / drag on
+the plot) and CSV export of what is plotted. A scene opens with ``DEFAULT_SIGNALS`` ticked. Each unit has its
+own plot (a unitless signal too), stacked, sharing the time axis.
+"""
 from __future__ import annotations
 
 import csv
@@ -10,10 +12,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from app.signals import catalogue
+from app.signals import Signal, catalogue
 
 HISTORY = 6000          # samples kept per signal
 REDRAW_EVERY = 6        # frames between two redraws of the curves (~10 Hz at 60 frames per second)
+BACKGROUND = (30, 33, 40)
+# the run's real-time factor is measured by the physics thread, not held by a snapshot: add_sample receives it
+REAL_TIME_FACTOR = Signal("run", "real-time factor", "", lambda snapshot: float("nan"))
+DEFAULT_SIGNALS = ("energy/total", REAL_TIME_FACTOR.key, "contact/count")
 
 
 class PlotsDock(QtWidgets.QDockWidget):
@@ -22,10 +28,9 @@ class PlotsDock(QtWidgets.QDockWidget):
         self.setObjectName("plots")
         self.filter = QtWidgets.QLineEdit(placeholderText="filter signals…")
         self.tree = QtWidgets.QTreeWidget(headerHidden=True)
-        self.plot = pg.PlotWidget(background=(30, 33, 40))
-        self.plot.addLegend(offset=(5, 5))
-        self.plot.setLabel("bottom", "time", "s")
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot = pg.GraphicsLayoutWidget()
+        self.plot.setBackground(BACKGROUND)
+        self.rows = {}                                  # plot row key (unit, or signal key) -> PlotItem
         self.pause_button = QtWidgets.QPushButton("Pause", checkable=True)
         clear_button, export_button = QtWidgets.QPushButton("Clear"), QtWidgets.QPushButton("Export CSV…")
         left = QtWidgets.QWidget()
@@ -46,14 +51,14 @@ class PlotsDock(QtWidgets.QDockWidget):
         self.tree.itemChanged.connect(self._on_check)
         clear_button.clicked.connect(self.clear)
         export_button.clicked.connect(self._export_dialog)
-        self.signals, self.series, self.curves = {}, {}, {}
+        self.signals, self.series, self.curves = {}, {}, {}   # curves: key -> PlotDataItem
         self.times: deque = deque(maxlen=HISTORY)
         self._frames = 0
 
     def set_universe(self, universe):
         self.tree.blockSignals(True)
         self.tree.clear()
-        self.signals = {s.key: s for s in catalogue(universe)}
+        self.signals = {s.key: s for s in [REAL_TIME_FACTOR] + catalogue(universe)}
         groups = {}
         for key, signal in self.signals.items():
             parent = self.tree
@@ -67,8 +72,13 @@ class PlotsDock(QtWidgets.QDockWidget):
             leaf.setCheckState(0, QtCore.Qt.CheckState.Unchecked)
         self.tree.blockSignals(False)
         self.series, self.curves = {}, {}
-        self.plot.clear()
+        self._layout_rows()
         self.times.clear()
+        for key in DEFAULT_SIGNALS:
+            self.select(key)
+        for item in self._leaves():         # the ticked signals' groups open
+            if item.checkState(0) == QtCore.Qt.CheckState.Checked:
+                item.parent().setExpanded(True)
 
     def select(self, key: str, on: bool = True):
         """Tick (or untick) the signal ``key`` ("group/name")."""
@@ -78,8 +88,9 @@ class PlotsDock(QtWidgets.QDockWidget):
                 return
         raise KeyError(f"no signal {key!r}")
 
-    def add_sample(self, snapshot):
-        """Append the ticked signals' values at ``snapshot.t`` (a time going backwards starts afresh)."""
+    def add_sample(self, snapshot, real_time_factor: float = float("nan")):
+        """Append the ticked signals' values at ``snapshot.t`` (a time going backwards starts afresh);
+        ``real_time_factor`` is the run's, measured by the physics thread."""
         if self.pause_button.isChecked() or not self.series:
             return
         if self.times and snapshot.t < self.times[-1]:
@@ -88,7 +99,7 @@ class PlotsDock(QtWidgets.QDockWidget):
             return
         self.times.append(snapshot.t)
         for key, values in self.series.items():
-            values.append(self.signals[key].value(snapshot))
+            values.append(real_time_factor if key == REAL_TIME_FACTOR.key else self.signals[key].value(snapshot))
         self._frames += 1
         if self._frames % REDRAW_EVERY == 0:
             self.redraw()
@@ -127,11 +138,36 @@ class PlotsDock(QtWidgets.QDockWidget):
             return
         if item.checkState(0) == QtCore.Qt.CheckState.Checked and key not in self.series:
             self.series[key] = deque(maxlen=HISTORY)
-            pen = pg.intColor(len(self.curves), hues=9)
-            self.curves[key] = self.plot.plot([], [], pen=pg.mkPen(pen, width=2), name=key)
         elif item.checkState(0) != QtCore.Qt.CheckState.Checked and key in self.series:
             del self.series[key]
-            self.plot.removeItem(self.curves.pop(key))
+        else:
+            return
+        self._layout_rows()
+        self.redraw()
+
+    def _layout_rows(self):
+        """One plot per unit of the ticked signals (per signal when it has no unit), in ticking order, the
+        time axis shown and shared below the last one."""
+        self.plot.clear()
+        self.rows, self.curves = {}, {}
+        for n, key in enumerate(self.series):
+            signal = self.signals[key]
+            row = signal.unit or key
+            if row not in self.rows:
+                plot = self.plot.addPlot(row=len(self.rows), col=0)
+                plot.addLegend(offset=(5, 5), brush=(*BACKGROUND, 190))
+                plot.showGrid(x=True, y=True, alpha=0.3)
+                plot.setLabel("left", units=signal.unit or None)
+                if self.rows:
+                    plot.setXLink(next(iter(self.rows.values())))
+                self.rows[row] = plot
+            pen = pg.mkPen(pg.intColor(n, hues=9), width=2)
+            self.curves[key] = self.rows[row].plot([], [], pen=pen, name=key)
+        for k, plot in enumerate(self.rows.values()):
+            last = k == len(self.rows) - 1
+            plot.showAxis("bottom", last)
+            if last:
+                plot.setLabel("bottom", "time", "s")
 
     def _leaves(self):
         iterator = QtWidgets.QTreeWidgetItemIterator(self.tree)

@@ -2,6 +2,7 @@
 lights and camera. Selecting an entry emits ``selected(Selection)`` for the inspector and the viewport."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from PySide6 import QtCore, QtWidgets
@@ -28,7 +29,9 @@ class SceneTreeDock(QtWidgets.QDockWidget):
         self.setObjectName("scene")
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setHeaderLabels(["Name", "Type"])
-        self.tree.setColumnWidth(0, 200)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)   # no cut names or types
         self.tree.itemSelectionChanged.connect(self._on_selection)
         self.setWidget(self.tree)
 
@@ -46,7 +49,9 @@ class SceneTreeDock(QtWidgets.QDockWidget):
                 self._item(joints, joint.name, JointType(joint.type).name.lower(), Selection("joint", m, joint.body))
         statics = self._item(root, "static bodies", f"{len(universe.statics)}")
         for k, body in enumerate(universe.statics):
-            self._item(statics, body.name, ", ".join(g.kind for g in body.geometries), Selection("static", -1, k))
+            kinds = Counter(g.kind for g in body.geometries)
+            self._item(statics, body.name, ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in kinds.items()),
+                       Selection("static", -1, k))
         for title in ("controllers", "devices", "sensors"):
             specs = getattr(universe, title)
             group = self._item(root, title, f"{len(specs)}")
@@ -56,8 +61,20 @@ class SceneTreeDock(QtWidgets.QDockWidget):
         lights = self._item(root, "lights", f"{len(universe.lights)}")
         for k, light in enumerate(universe.lights):
             self._item(lights, f"light {k}", "directional" if light.position[3] == 0 else "positional")
-        self._item(root, "camera", f"fov {universe.camera.fov:g}°")
+        camera = universe.camera
+        self._item(root, "camera", "framed (no <Camera>)" if camera is None else f"fov {camera.fov:g}°")
         self.tree.expandToDepth(1)
+        self._fit_width()
+
+    def _fit_width(self):
+        """Widen the dock to show both columns whole (at most a third of the main window's width)."""
+        window = self.parentWidget()
+        if not isinstance(window, QtWidgets.QMainWindow) or self.isFloating():
+            return
+        header = self.tree.header()
+        needed = header.length() + self.tree.verticalScrollBar().sizeHint().width() + 2 * self.tree.frameWidth() + 4
+        if needed > self.width():
+            window.resizeDocks([self], [min(needed, window.width() // 3)], QtCore.Qt.Orientation.Horizontal)
 
     def _item(self, parent, name, kind, selection=None):
         item = QtWidgets.QTreeWidgetItem(parent, [name, kind])

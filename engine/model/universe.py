@@ -151,7 +151,7 @@ class Universe:
     contact: ContactSettings = field(default_factory=ContactSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
     materials: dict = field(default_factory=lambda: {"default": Material("default")})
-    camera: Camera = field(default_factory=Camera)
+    camera: Camera | None = None       # None: no <Camera>, the viewer frames the scene
     lights: tuple = (Light(),)
     controllers: tuple = ()
     devices: tuple = ()

@@ -326,7 +326,12 @@ def _collision_pairs(r, el, contact: U.ContactSettings, labels) -> U.ContactSett
 
 
 def _configurations(r, el):
-    camera, lights = U.Camera(), []
+    """(camera or None, lights). AMELIF's ``Camera`` ``Rotation``/``Translation`` are the world-to-eye
+    transform x_eye = R x_world - t (OpenGL: glTranslate(-t), then glRotate(angle, axis)) of an eye looking
+    along its -z with y up: the thesis's example puts that eye at t = (0, 1, 4), 1 m up and 4 m back in the
+    y-up frame its 120° rotation makes of the z-up world. In the world the camera's axes are R^T's columns and
+    its position R^T t."""
+    camera, lights = None, []
     if el is None:
         return camera, (U.Light(),)
     r.check_children(el, {"Camera", "Light"})
@@ -343,8 +348,8 @@ def _configurations(r, el):
             if np.linalg.norm(target - p) < 1e-9:
                 r.fail(look, "the camera cannot look at its own position", target.tolist())
             camera = U.Camera(R=U.look_at(p, target), p=p, fov=fov, target=target)
-        else:  # AMELIF: the orientation is given; look 1 m ahead along -z
-            camera = U.Camera(R=R, p=p, fov=fov, target=p - R[:, 2])
+        else:  # AMELIF: the eye transform (docs/universe-format.md, "The AMELIF camera"); look 1 m ahead
+            camera = U.Camera(R=R.T, p=R.T @ p, fov=fov, target=R.T @ (p - np.array([0.0, 0.0, 1.0])))
     for light in el.findall("Light"):
         r.check_children(light, {"LightAttribute"})
         values = {}

@@ -23,9 +23,15 @@ def test_thesis_example_loads_unchanged():
     (mesh,) = ground.geometries
     assert mesh.kind == "mesh" and mesh.mesh_path.endswith("groundBlueLight.wrl")
     np.testing.assert_allclose(mesh.p, [1.0, 1.0, 0.02])
-    # camera: 120 degrees about (-0.577, -0.577, -0.577), at (0, 1, 4)
-    np.testing.assert_allclose(u.camera.p, [0.0, 1.0, 4.0])
-    np.testing.assert_allclose(u.camera.R, rotation_axis_angle([-1, -1, -1], np.radians(120.0)), atol=1e-12)
+    # camera: the world-to-eye transform x_eye = R x - t, R 120 degrees about -(1, 1, 1) (x -> z, y -> x,
+    # z -> y: the z-up world seen in OpenGL's y-up eye frame), t = (0, 1, 4): the eye stands 4 m along x and
+    # 1 m up, looking along -x (its -z) with z up (its y), at the arm and the ground plate
+    np.testing.assert_allclose(u.camera.p, [4.0, 0.0, 1.0], atol=1e-12)
+    right, up, back = [0, 1, 0], [0, 0, 1], [1, 0, 0]
+    np.testing.assert_allclose(u.camera.R, np.column_stack([right, up, back]), atol=1e-12)
+    R = rotation_axis_angle([-1, -1, -1], np.radians(120.0))
+    np.testing.assert_allclose(R @ u.camera.p - [0.0, 1.0, 4.0], 0.0, atol=1e-12)           # the eye maps to 0
+    np.testing.assert_allclose(u.camera.target, [3.0, 0.0, 1.0], atol=1e-12)                 # 1 m ahead
     assert len(u.lights) == 2
     assert u.lights[0].position == (0.5, 0.5, 0.1, 0.0)
     assert u.lights[0].ambient == (0.15, 0.15, 0.25, 1.0)
