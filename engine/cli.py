@@ -327,6 +327,9 @@ def main(argv=None) -> int:
         if args.verbose:
             raise
         return 2
+    except KeyboardInterrupt:                      # Ctrl-C while loading (a run in progress stops by itself)
+        print("interrupted", file=sys.stderr)
+        return 128 + int(signal.SIGINT)
 
 
 if __name__ == "__main__":
