@@ -28,6 +28,7 @@ from engine.contact.cone import ConstraintBlocks
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
 from engine.contact.groups import contact_groups, group_layout
+from engine.contact.newton import nonsmooth_newton_blocks
 from engine.contact.problem import closure_rows
 from engine.contact.solvers import SOLVERS, solve, solver_name
 from engine.errors import SimulationError, UniverseError
@@ -35,6 +36,8 @@ from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
+SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
+                "nonsmooth-newton": K.NONSMOOTH_NEWTON}
 METHOD_CODES = {"auto": K.AUTO, "thesis": K.THESIS, "chang-khatib": K.CHANG_KHATIB, "test-force": K.TEST_FORCE}
 
 
@@ -266,11 +269,12 @@ class ContactStage:
             return stats
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
-                       self.solver == "gauss-seidel-newton", settings.tolerance, settings.max_iterations, stats)
+                       SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats)
         return stats
 
     def _solve(self, a, W, g):
-        """Group g alone (Lemke, a solver plugin, or Gauss–Seidel with a time budget), its force left in a["f"]."""
+        """Group g alone (Lemke, a solver plugin, or an iterative solver with a time budget), its force left in
+        a["f"]."""
         s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
         b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
         Wg = W[a["w_start"][g]:a["w_start"][g + 1]].reshape(e - s, e - s)
@@ -281,6 +285,9 @@ class ContactStage:
             f[:], stats = solve(self.solver, Wg, u, blocks, settings)
         elif self.plugin is not None:
             f[:], stats = self._plugin_solve(Wg, u, blocks, f.copy())
+        elif self.solver == "nonsmooth-newton":
+            _, stats = nonsmooth_newton_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
+                                               settings.time_budget)
         else:
             _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
                                            settings.time_budget, self.solver == "gauss-seidel-newton")
