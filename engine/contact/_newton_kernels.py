@@ -211,22 +211,28 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
         if not math.isfinite(df[i]):
             return False
     merit = ac_merit(f, v, block_start, block_kind, block_mu, block_rho)
+    for i in range(n):                                   # w = W Δf (into wd)
+        wd[i] = 0.0
+    for j in range(n):
+        if df[j] != 0.0:
+            for i in range(n):
+                wd[i] += W[j, i] * df[j]
     alpha = 1.0
     for _ in range(LINE_SEARCH_STEPS):
-        for i in range(n):
-            f_trial[i] = f[i] + alpha * df[i]
+        for i in range(n):                               # v⁺ = v + α W Δf + W (f⁺ − f − α Δf), the last term
+            f_trial[i] = f[i] + alpha * df[i]            # only where the projection moved f + α Δf
+            v_trial[i] = v[i] + alpha * wd[i]
         for blk in range(block_kind.shape[0]):
-            if block_kind[blk] != BILATERAL:
-                s = block_start[blk]
-                f_trial[s], f_trial[s + 1], f_trial[s + 2] = project_cone(f_trial[s], f_trial[s + 1],
-                                                                          f_trial[s + 2], block_mu[blk])
-        for i in range(n):
-            v_trial[i] = v[i]
-        for j in range(n):                               # v⁺ = v + W (f⁺ − f)
-            d = f_trial[j] - f[j]
-            if d != 0.0:
-                for i in range(n):
-                    v_trial[i] += W[j, i] * d
+            if block_kind[blk] == BILATERAL:
+                continue
+            s = block_start[blk]
+            p = project_cone(f_trial[s], f_trial[s + 1], f_trial[s + 2], block_mu[blk])
+            for r in range(3):
+                d = p[r] - f_trial[s + r]
+                if d != 0.0:
+                    f_trial[s + r] = p[r]
+                    for i in range(n):
+                        v_trial[i] += W[s + r, i] * d
         if ac_merit(f_trial, v_trial, block_start, block_kind, block_mu, block_rho) <= (1.0 - 1e-4 * alpha) * merit:
             f[:] = f_trial
             v[:] = v_trial
@@ -260,8 +266,10 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0
-            if not stepped or out[6] >= STALL_STEPS:
+            if not stepped or out[6] >= STALL_STEPS:       # sweeps, from the best iterate so far
                 out[4], out[5], out[6] = out[5], min(2.0 * out[5], LAST_PHASE), 0.0
+                if out[0] < residual:
+                    _restore(W, best_f, f, v)
         out[1] = residual
         if residual < out[0]:
             out[0] = residual
@@ -269,6 +277,18 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
         if residual <= tol * max(force_norm(f), zero_residual):
             return k + 1, True
     return max_steps, False
+
+
+@njit(cache=True, nogil=True)
+def _restore(W, best_f, f, v):
+    """f ← best_f, v ← v + W (best_f − f)."""
+    n = f.shape[0]
+    for j in range(n):
+        d = best_f[j] - f[j]
+        if d != 0.0:
+            for i in range(n):
+                v[i] += W[j, i] * d
+            f[j] = best_f[j]
 
 
 @njit(cache=True, nogil=True)
