@@ -56,6 +56,37 @@ class GroupReport:
     converged: bool
 
 
+@dataclass
+class ContactCounts:
+    """Totals of a run since the last reset: ``steps`` that solved a contact problem, of which
+    ``unconverged_steps`` left at least one group above its tolerance (the best iterate was used), the
+    ``contacts`` summed over those steps, of which ``self_contacts`` between two bodies of the same multibody,
+    and the most contacts of one step."""
+
+    steps: int = 0
+    unconverged_steps: int = 0
+    contacts: int = 0
+    self_contacts: int = 0
+    max_contacts: int = 0
+
+    def add(self, contacts, stats):
+        self.steps += 1
+        self.unconverged_steps += any(not s[3] for s in stats)
+        self.contacts += len(contacts)
+        if len(contacts):
+            a, b = contacts.multibody_a, contacts.multibody_b
+            self.self_contacts += int(np.count_nonzero((a == b) & (a >= 0)))
+        self.max_contacts = max(self.max_contacts, len(contacts))
+
+    def summary(self) -> str:
+        """One line for a run summary."""
+        if not self.steps:
+            return "contacts: none"
+        return (f"contacts: {self.steps} steps solved, {self.unconverged_steps} unconverged "
+                f"({self.unconverged_steps / self.steps:.1%}); {self.contacts / self.steps:.1f} contacts per step "
+                f"({self.self_contacts / max(self.contacts, 1):.0%} self-contacts), at most {self.max_contacts}")
+
+
 class WorldBodies:
     """Every body of the universe in world-frame arrays, global index g = offset[m] + b; the last row stands for
     the static side (a static body, a fixed base) and stays zero.  R (n, 3, 3), p (n, 3): placements; V, V_free
@@ -123,7 +154,8 @@ class ContactStage:
         self.reset()
 
     def reset(self):
-        """Forget the contacts and warm starts."""
+        """Forget the contacts, the warm starts and the run's ``counts``."""
+        self.counts = ContactCounts()
         self.contacts, self._groups, self._reports = None, None, ()
         self.forces = np.zeros((0, 3))                       # world force on body a of each contact
         self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
@@ -170,6 +202,7 @@ class ContactStage:
                       f_local, self.forces, cl.force, self.bodies.wrench)
             self._apply(ng)
         self.previous = (c.pair, c.point, f_local)
+        self.counts.add(c, stats)
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],
                         methods, stats)
 
