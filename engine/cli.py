@@ -226,7 +226,8 @@ def summary(universe, sim, wall) -> str:
     lines = [f"scene      {universe.source}",
              f"simulated  {sim.time:.3f} s in {sim.step_count} steps of {sim.dt * 1e3:g} ms",
              f"wall time  {wall:.3f} s   real-time factor {rtf:.2f}",
-             "per step   " + "  ".join(f"{k} {v * 1e6:.1f} us" for k, v in stages.items() if v > 0 or k == "total")]
+             "per step   " + "  ".join(f"{k} {v * 1e6:.1f} us" for k, v in stages.items() if v > 0 or k == "total"),
+             sim.contact_report().summary()]
     return "\n".join(lines)
 
 

@@ -438,7 +438,13 @@ class Simulation:
         reports = self.contact_stage.reports
         return {"groups": reports, "iterations": sum(r.iterations for r in reports),
                 "residual": max((r.residual for r in reports), default=0.0),
-                "delassus": "+".join(sorted({r.delassus for r in reports}))}
+                "delassus": "+".join(sorted({r.delassus for r in reports})),
+                "unconverged_steps": self.contact_stage.counts.unconverged_steps}
+
+    def contact_report(self):
+        """The contact totals of the run since the last reset (``ContactCounts``: steps solved, steps left
+        unconverged, contacts and self-contacts); ``contact_report().summary()`` is one line for a summary."""
+        return self.contact_stage.counts
 
     def body_mass(self, multibody: int, body: int) -> float:
         return float(self.runs[multibody].model.body_mass[body])

@@ -91,7 +91,8 @@ def solvers():
 
 
 JOBS = {"gauss-seidel-newton": lambda: scene("gauss-seidel-newton"), "gauss-seidel": lambda: scene("gauss-seidel"),
-        "lemke": lambda: scene("lemke"), "solvers": solvers, "dynamics": dynamics}
+        "nonsmooth-newton": lambda: scene("nonsmooth-newton"), "lemke": lambda: scene("lemke"), "solvers": solvers,
+        "dynamics": dynamics}
 
 
 def _orders(workers: int) -> list:

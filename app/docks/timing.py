@@ -47,7 +47,9 @@ class TimingDock(QtWidgets.QDockWidget):
         ms = 1e3 * self.mean
         self.bars.setOpts(x0=np.zeros(len(ms)), y=np.arange(len(ms)), width=ms, height=0.6)
         total = ms.sum()
+        unconverged = snapshot.solver_stats.get("unconverged_steps", 0)
         self.summary.setText(f"step {total:.3f} ms of a {1e3 * self.time_step:g} ms budget "
                              f"({total / (1e3 * self.time_step):.0%}); real-time factor {real_time_factor:.2f}; "
                              + ", ".join(f"{LABELS.get(s, s)} {100 * v / total:.0f}%" for s, v in
-                                         zip(self.stages, ms) if total > 0 and v > 0))
+                                         zip(self.stages, ms) if total > 0 and v > 0)
+                             + f"; contact solves unconverged: {unconverged} steps")

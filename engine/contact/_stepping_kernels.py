@@ -28,6 +28,7 @@ from numba import njit
 from engine.contact._delassus_kernels import (chang_khatib_omega, project, reach, test_force, thesis_omega,
                                               world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
+from engine.contact._newton_kernels import FIRST_PHASE, force_norm, newton_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -300,13 +301,18 @@ def add_delassus(W, w0, n, r0, row_map, Lam, dt):
 
 # ---- solve -----------------------------------------------------------------------------------------------------
 
+GAUSS_SEIDEL, GAUSS_SEIDEL_NEWTON, NONSMOOTH_NEWTON = 0, 1, 2   # solver codes of ``solve_groups``
+
+
 @njit(cache=True, nogil=True)
-def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, newton, tol,
+def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
                  max_iter, stats):
-    """``gauss_seidel`` (seed 000 Alg. 1) on every group without a time budget: from the warm start f (in K),
-    sweeps until eq. 3.34 < tol or ``max_iter``; unless converged, the iterate of lowest natural residual.
-    stats[k] = (sweeps, natural residual, cone violation, converged, last relative change, Newton failures,
-    natural residual of the zero force)."""
+    """Every group's problem without a time budget, from the warm start f (in K): ``gauss_seidel`` (seed 000
+    Alg. 1; ``solver`` GAUSS_SEIDEL or GAUSS_SEIDEL_NEWTON, sweeps until eq. 3.34 < tol) or ``nonsmooth_newton``
+    (NONSMOOTH_NEWTON, until the relative natural residual ≤ tol), at most ``max_iter`` iterations; unless
+    converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
+    converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
+    zero force)."""
     for k in range(row_start.shape[0] - 1):
         s, e, b0, b1 = row_start[k], row_start[k + 1], block_offset[k], block_offset[k + 1]
         n, nb = e - s, b1 - b0
@@ -324,18 +330,31 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                 block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(Wk[a:z, a:z].copy(), 1e-10).ravel()
         fk, v = f[s:e], np.empty(n)
         velocity(Wk, fk, u_all[s:e], v)
-        out = np.array([natural_residual(fk, v, start, kind, mu, block_rho)[0], np.inf, 0.0, 0.0])
+        residual = natural_residual(fk, v, start, kind, mu, block_rho)[0]
+        zero = natural_residual(np.zeros(n), u_all[s:e], start, kind, mu, block_rho)[0]
         best = fk.copy()
-        sweeps, converged = gauss_seidel_sweeps(Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho,
-                                                newton, max_iter, tol, fk, v, best, np.zeros(nb), np.zeros(nb),
-                                                np.zeros(max(n, 1)), out)
+        if solver == NONSMOOTH_NEWTON:
+            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0])
+            sweeps, converged = 0, residual <= tol * max(force_norm(fk), zero)
+            if not converged:
+                sweeps, converged = newton_iterations(
+                    Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
+                    best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
+                    np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out)
+            change, failures = math.nan, out[2]
+        else:
+            out = np.array([residual, np.inf, 0.0, 0.0])
+            sweeps, converged = gauss_seidel_sweeps(Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho,
+                                                    solver == GAUSS_SEIDEL_NEWTON, max_iter, tol, fk, v, best,
+                                                    np.zeros(nb), np.zeros(nb), np.zeros(max(n, 1)), out)
+            change, failures = out[1], out[2]
         if not converged:
             fk[:] = best
             velocity(Wk, fk, u_all[s:e], v)
         residual, violation = natural_residual(fk, v, start, kind, mu, block_rho)
         stats[k, 0], stats[k, 1], stats[k, 2] = sweeps, residual, max(violation, 0.0)
-        stats[k, 3], stats[k, 4], stats[k, 5] = 1.0 if converged else 0.0, out[1], out[2]
-        stats[k, 6] = natural_residual(np.zeros(n), u_all[s:e], start, kind, mu, block_rho)[0]
+        stats[k, 3], stats[k, 4], stats[k, 5] = 1.0 if converged else 0.0, change, failures
+        stats[k, 6] = zero
 
 
 @kernel

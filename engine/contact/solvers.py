@@ -7,6 +7,9 @@ name                    thesis            method
 ``gauss-seidel``        AMELIFGS          block Gauss–Seidel, exact cone, projection step
 ``lemke``               AMELIFLCP         Lemke: frictionless LCP if every μ = 0, else the faceted-cone
                                           LCP with ``settings.facets`` facets
+``nonsmooth-newton``    (not in thesis)   semismooth Newton on the Alart–Curnier function of the whole
+                                          problem, exact cone, Gauss–Seidel–Newton sweep as fallback
+                                          (``newton.py``); its tolerance is on the relative natural residual
 ======================  ================  ==============================================================
 
 ``solve(name, W, v_free, mu, settings)`` returns (f, ``SolverStats``): iterations, natural-map residual and
@@ -22,6 +25,7 @@ import numpy as np
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import gauss_seidel, residual_of
 from engine.contact.lemke import faceted_lcp, frictionless_lcp, lemke
+from engine.contact.newton import nonsmooth_newton
 from engine.errors import did_you_mean
 from engine.model.universe import SolverSettings
 
@@ -34,6 +38,10 @@ def _gauss_seidel_newton(W, v_free, mu, settings, f0):
 
 def _gauss_seidel(W, v_free, mu, settings, f0):
     return gauss_seidel(W, v_free, mu, settings.tolerance, settings.max_iterations, f0, settings.time_budget, False)
+
+
+def _nonsmooth_newton(W, v_free, mu, settings, f0):
+    return nonsmooth_newton(W, v_free, mu, settings.tolerance, settings.max_iterations, f0, settings.time_budget)
 
 
 def _lemke(W, v_free, mu, settings, f0):
@@ -52,7 +60,8 @@ def _lemke(W, v_free, mu, settings, f0):
                           perf_counter() - t0)
 
 
-SOLVERS = {"gauss-seidel-newton": _gauss_seidel_newton, "gauss-seidel": _gauss_seidel, "lemke": _lemke}
+SOLVERS = {"gauss-seidel-newton": _gauss_seidel_newton, "gauss-seidel": _gauss_seidel, "lemke": _lemke,
+           "nonsmooth-newton": _nonsmooth_newton}
 
 
 def solver_name(name: str) -> str:

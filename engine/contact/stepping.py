@@ -28,6 +28,7 @@ from engine.contact.cone import ConstraintBlocks
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
 from engine.contact.groups import contact_groups, group_layout
+from engine.contact.newton import nonsmooth_newton_blocks
 from engine.contact.problem import closure_rows
 from engine.contact.solvers import SOLVERS, solve, solver_name
 from engine.errors import UniverseError
@@ -35,6 +36,8 @@ from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
+SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
+                "nonsmooth-newton": K.NONSMOOTH_NEWTON}
 METHOD_CODES = {"auto": K.AUTO, "thesis": K.THESIS, "chang-khatib": K.CHANG_KHATIB, "test-force": K.TEST_FORCE}
 
 
@@ -51,6 +54,37 @@ class GroupReport:
     residual: float
     violation: float
     converged: bool
+
+
+@dataclass
+class ContactCounts:
+    """Totals of a run since the last reset: ``steps`` that solved a contact problem, of which
+    ``unconverged_steps`` left at least one group above its tolerance (the best iterate was used), the
+    ``contacts`` summed over those steps, of which ``self_contacts`` between two bodies of the same multibody,
+    and the most contacts of one step."""
+
+    steps: int = 0
+    unconverged_steps: int = 0
+    contacts: int = 0
+    self_contacts: int = 0
+    max_contacts: int = 0
+
+    def add(self, contacts, stats):
+        self.steps += 1
+        self.unconverged_steps += any(not s[3] for s in stats)
+        self.contacts += len(contacts)
+        if len(contacts):
+            a, b = contacts.multibody_a, contacts.multibody_b
+            self.self_contacts += int(np.count_nonzero((a == b) & (a >= 0)))
+        self.max_contacts = max(self.max_contacts, len(contacts))
+
+    def summary(self) -> str:
+        """One line for a run summary."""
+        if not self.steps:
+            return "contacts: none"
+        return (f"contacts: {self.steps} steps solved, {self.unconverged_steps} unconverged "
+                f"({self.unconverged_steps / self.steps:.1%}); {self.contacts / self.steps:.1f} contacts per step "
+                f"({self.self_contacts / max(self.contacts, 1):.0%} self-contacts), at most {self.max_contacts}")
 
 
 class WorldBodies:
@@ -120,7 +154,8 @@ class ContactStage:
         self.reset()
 
     def reset(self):
-        """Forget the contacts and warm starts."""
+        """Forget the contacts, the warm starts and the run's ``counts``."""
+        self.counts = ContactCounts()
         self.contacts, self._groups, self._reports = None, None, ()
         self.forces = np.zeros((0, 3))                       # world force on body a of each contact
         self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
@@ -167,6 +202,7 @@ class ContactStage:
                       f_local, self.forces, cl.force, self.bodies.wrench)
             self._apply(ng)
         self.previous = (c.pair, c.point, f_local)
+        self.counts.add(c, stats)
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],
                         methods, stats)
 
@@ -266,11 +302,12 @@ class ContactStage:
             return stats
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
-                       self.solver == "gauss-seidel-newton", settings.tolerance, settings.max_iterations, stats)
+                       SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats)
         return stats
 
     def _solve(self, a, W, g):
-        """Group g alone (Lemke, a solver plugin, or Gauss–Seidel with a time budget), its force left in a["f"]."""
+        """Group g alone (Lemke, a solver plugin, or an iterative solver with a time budget), its force left in
+        a["f"]."""
         s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
         b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
         Wg = W[a["w_start"][g]:a["w_start"][g + 1]].reshape(e - s, e - s)
@@ -281,6 +318,9 @@ class ContactStage:
             f[:], stats = solve(self.solver, Wg, u, blocks, settings)
         elif self.plugin is not None:
             f[:], stats = self._plugin_solve(Wg, u, blocks, f.copy(), g)
+        elif self.solver == "nonsmooth-newton":
+            _, stats = nonsmooth_newton_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
+                                               settings.time_budget)
         else:
             _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
                                            settings.time_budget, self.solver == "gauss-seidel-newton")

@@ -20,7 +20,7 @@ from engine.model.universe import SolverSettings
 G, DT = 9.81, 1e-3
 RNG = np.random.default_rng(3)
 ROOT = Path(__file__).resolve().parents[2]
-GS_SOLVERS = ("gauss-seidel-newton", "gauss-seidel")
+GS_SOLVERS = ("gauss-seidel-newton", "gauss-seidel", "nonsmooth-newton")    # the iterative, exact-cone solvers
 TIGHT = SolverSettings(tolerance=1e-13, max_iterations=20000)
 
 
@@ -87,8 +87,7 @@ def assert_coulomb(W, v_free, f, mu, rtol=1e-7):
 
 
 def all_solvers(W, v_free, mu, settings=TIGHT, **kw):
-    return {name: solve(name, W, v_free, mu, settings, **kw) for name in ("gauss-seidel-newton", "gauss-seidel",
-                                                                          "lemke")}
+    return {name: solve(name, W, v_free, mu, settings, **kw) for name in GS_SOLVERS + ("lemke",)}
 
 
 # ---------------------------------------------------------------- block on an incline (point mass, W = δt/m I3)
@@ -98,7 +97,7 @@ def incline(theta, mass=2.0, u0=(0.0, 0.0, 0.0)):
     return DT / mass * np.eye(3), np.asarray(u0) + DT * G * np.array([-np.cos(theta), np.sin(theta), 0.0])
 
 
-@pytest.mark.parametrize("name", ["gauss-seidel-newton", "gauss-seidel", "lemke"])
+@pytest.mark.parametrize("name", GS_SOLVERS + ("lemke",))
 def test_block_sticks_when_tan_theta_below_mu(name):
     mass, theta, mu = 2.0, 0.3, 0.4                                  # tan 0.3 = 0.309 < 0.4
     f, stats = solve(name, *incline(theta, mass), mu, TIGHT)
@@ -236,14 +235,15 @@ def test_random_frictional_problems_satisfy_coulomb(trial):
     mu = RNG.uniform(0.1, 0.6, size=m)
     forces = {}
     for name in GS_SOLVERS:
-        f, stats = gauss_seidel(W, v_free, mu, tol=1e-13, max_iter=20000, newton=name.endswith("newton"))
+        f, stats = solve(name, W, v_free, mu, TIGHT)
         assert stats.converged
         assert_coulomb(W, v_free, f, mu)
         assert stats.residual == pytest.approx(numpy_residual(W, v_free, f, mu), rel=1e-6, abs=1e-12)
         assert stats.residual <= 1e-8 * np.abs(f).max()
         forces[name] = f
-    np.testing.assert_allclose(forces["gauss-seidel"], forces["gauss-seidel-newton"],
-                               atol=1e-6 * np.abs(forces["gauss-seidel"]).max())
+    for name in GS_SOLVERS[1:]:
+        np.testing.assert_allclose(forces[name], forces["gauss-seidel-newton"],
+                                   atol=1e-6 * np.abs(forces["gauss-seidel-newton"]).max())
 
 
 def test_warm_start_from_the_solution_converges_in_one_sweep():
@@ -297,13 +297,13 @@ def test_static_pair_with_zero_rows_returns_zero_force_and_reports_it(name):
 
 
 def test_empty_problem():
-    for name in ("gauss-seidel-newton", "gauss-seidel", "lemke"):
+    for name in GS_SOLVERS + ("lemke",):
         f, stats = solve(name, np.zeros((0, 0)), np.zeros(0), 0.5)
         assert f.shape == (0,) and stats.residual == 0.0 and stats.converged
 
 
 def test_everything_static_gives_zero_force():
-    for name in ("gauss-seidel-newton", "gauss-seidel", "lemke"):
+    for name in GS_SOLVERS + ("lemke",):
         f, stats = solve(name, np.zeros((6, 6)), np.r_[-0.01, 0.0, 0.0, 0.02, 0.0, 0.0], 0.5, TIGHT)
         assert np.all(f == 0.0) and np.isfinite(stats.residual) and stats.iterations <= TIGHT.max_iterations
 
@@ -351,10 +351,11 @@ def test_bilateral_hinge_block_among_contacts():
     W, v_free = random_problem(5, 24, scale_v=0.01)                 # 15 rows: 3 contacts + a 5-row closure + ...
     W, v_free = W[:14, :14], v_free[:14]                            # 3 contacts (9 rows) + a 5-row closure
     blocks = ConstraintBlocks.contacts([0.3, 0.5, 0.2], bilateral_sizes=(5,))
-    f, stats = solve("gauss-seidel-newton", W, v_free, blocks, TIGHT)
-    v = W @ f + v_free
-    np.testing.assert_allclose(v[9:], 0.0, atol=1e-10 * np.abs(v_free).max())
-    assert_coulomb(W[:9, :9], v_free[:9] + W[:9, 9:] @ f[9:], f[:9], [0.3, 0.5, 0.2])
+    for name in ("gauss-seidel-newton", "nonsmooth-newton"):
+        f, stats = solve(name, W, v_free, blocks, TIGHT)
+        v = W @ f + v_free
+        np.testing.assert_allclose(v[9:], 0.0, atol=1e-10 * np.abs(v_free).max())
+        assert_coulomb(W[:9, :9], v_free[:9] + W[:9, 9:] @ f[9:], f[:9], [0.3, 0.5, 0.2])
     with pytest.raises(ValueError, match="bilateral"):
         solve("lemke", W, v_free, blocks)
 
@@ -366,8 +367,9 @@ def test_bilateral_block_between_contacts_in_any_order():
     W, v_free = DT / mass * J @ J.T, J @ np.array([0.2, -0.1, -DT * G])
     blocks = ConstraintBlocks.from_blocks(rows=[1, 3], bilateral=[True, False], mu=[0.7, 0.0])
     assert blocks.block_mu.tolist() == [0.0, 0.0]
-    f, stats = solve("gauss-seidel-newton", W, v_free, blocks, TIGHT)
-    np.testing.assert_allclose(f, [mass * 0.1 / DT, mass * G, 0.0, 0.0], rtol=1e-12, atol=1e-9)
+    for name in ("gauss-seidel-newton", "nonsmooth-newton"):
+        f, stats = solve(name, W, v_free, blocks, TIGHT)
+        np.testing.assert_allclose(f, [mass * 0.1 / DT, mass * G, 0.0, 0.0], rtol=1e-12, atol=1e-9)
 
 
 def test_compliance_block_adds_to_the_normal_row():
@@ -435,7 +437,7 @@ def test_kernels_give_the_same_answer_without_jit():
         "W, v = (np.array(a) for a in json.load(sys.stdin))\n"
         "s = SolverSettings(tolerance=1e-13, max_iterations=5000)\n"
         "print(json.dumps({n: solve(n, W, v, 0.4, s)[0].tolist() for n in\n"
-        "                  ('gauss-seidel-newton', 'gauss-seidel', 'lemke')}))\n")
+        "                  ('gauss-seidel-newton', 'gauss-seidel', 'lemke', 'nonsmooth-newton')}))\n")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", script], input=json.dumps([W.tolist(), v_free.tolist()]),
                          capture_output=True, text=True, env=env, cwd=ROOT, check=True)

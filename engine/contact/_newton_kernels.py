@@ -1,0 +1,356 @@
+"""numba kernels of the nonsmooth Newton solver (``newton.py``): a semismooth Newton method on the Alart–Curnier
+function of the whole contact problem, with a Gauss–Seidel sweep as fallback.
+
+Alart–Curnier function (Alart & Curnier 1991, CMAME 92; in the form of Christensen, Klarbring, Pang & Strömberg
+1998, IJNME 42, §3): per contact, with v = W f + v_free, gains ρ_n = 1/W_nn and ρ_t = 1/λmax(W_tt) (``block_rho``
+columns 0 and 2, from ``_kernels.prepare_blocks``),
+
+    p_n = f_n − ρ_n v_n,   V = f_t − ρ_t v_t,   r = μ [p_n]₊,
+    φ_n = f_n − [p_n]₊,    φ_t = f_t − proj_disc(r)(V),
+
+and φ = 0 exactly at a solution of Signorini + Coulomb (the exact cone). φ is piecewise smooth; its generalized
+Jacobian on each piece gives the Newton step J Δf = −φ (Newton's method on a semismooth function, Qi & Sun 1993):
+
+* separated, p_n ≤ 0:          φ = f                          → Δf = −f (the rows leave the linear system);
+* stick, ‖V‖ ≤ r:              φ = (ρ_n v_n, ρ_t v_t)           → rows ρ W_i· (a linear solve for v_i = 0);
+* slip, ‖V‖ > r:               φ_n = ρ_n v_n, φ_t = f_t − r V̂
+                               dφ_t = df_t − V̂ dr − (r/‖V‖)(I − V̂V̂ᵀ) dV,  dr = μ dp_n,  dV = df_t − ρ_t W_t· df;
+* frictionless (μ = 0):        φ_t = f_t                       → Δf_t = −f_t;
+* bilateral rows:              φ = ρ v                         → rows ρ W_b·.
+
+The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ_A − J_AD Δf_D. A hyperstatic support
+(a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is its least-squares solution of least
+norm, J⁺ b = Jᵀ (J Jᵀ)⁺ b, by the pivoted Cholesky of ``_kernels.least_norm_solve`` (on W_AA itself when no
+contact slips: then J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D). From f = 0 on a sticking
+set this lands on the forces of least norm, as the active-set step of Gauss–Seidel does.
+
+Globalisation: the step is projected onto K and halved until the natural-map residual (cone.py) decreases; if no
+step length decreases it, one Gauss–Seidel–Newton sweep (seed 000 Alg. 1, ``_kernels._sweep``) is taken instead,
+the "hybrid" strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from engine.contact._kernels import BILATERAL, INERT, _sweep, least_norm_solve, natural_residual, project_cone
+
+SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
+LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2¹¹ before the fallback sweep
+STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
+FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
+RANK_TOL = 1e-12                # |R_kk| below this times |R_00| ends the rank (QR with column pivoting)
+
+
+@njit(cache=True, nogil=True)
+def force_norm(f):
+    """‖f‖₂."""
+    acc = 0.0
+    for k in range(f.shape[0]):
+        acc += f[k] * f[k]
+    return math.sqrt(acc)
+
+
+@njit(cache=True, nogil=True)
+def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip):
+    """Each block's piece of φ (SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = bilateral); for a slipping contact
+    slip[b] = (V̂1, V̂2, M11, M12, M22) with M = (r/‖V‖)(I − V̂V̂ᵀ). Returns (active rows, any slip)."""
+    m, slipping = 0, False
+    for b in range(block_kind.shape[0]):
+        s, e = block_start[b], block_start[b + 1]
+        if block_kind[b] == BILATERAL:
+            status[b] = BOUND
+            m += e - s
+            continue
+        pn = f[s] - block_rho[b, 0] * v[s]
+        if block_state[b] == INERT or pn <= 0.0:
+            status[b] = SEPARATED
+            continue
+        mu = block_mu[b]
+        if mu == 0.0:
+            status[b] = FRICTIONLESS
+            m += 1
+            continue
+        rt = block_rho[b, 2]
+        V1, V2 = f[s + 1] - rt * v[s + 1], f[s + 2] - rt * v[s + 2]
+        nV, r = math.hypot(V1, V2), mu * pn
+        m += 3
+        if nV <= r:
+            status[b] = STICK
+            continue
+        status[b] = SLIP
+        slipping = True
+        u1, u2, c = V1 / nV, V2 / nV, r / nV
+        slip[b, 0], slip[b, 1] = u1, u2
+        slip[b, 2], slip[b, 3], slip[b, 4] = c * (1.0 - u1 * u1), -c * u1 * u2, c * (1.0 - u2 * u2)
+    return m, slipping
+
+
+@njit(cache=True, nogil=True)
+def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd):
+    """The Newton direction Δf (into ``df``): −f on the rows that leave the system, the least-norm solution of
+    the active rows otherwise. ``rows`` receives the active rows, ``wd`` is scratch (W Δf_D)."""
+    n = f.shape[0]
+    k = 0
+    for b in range(block_kind.shape[0]):
+        s, e = block_start[b], block_start[b + 1]
+        st = status[b]
+        for r in range(s, e):
+            active = st == BOUND or st == STICK or st == SLIP or (st == FRICTIONLESS and r == s)
+            df[r] = 0.0 if active else -f[r]
+            if active:
+                rows[k] = r
+                k += 1
+    for i in range(n):                                   # wd = W Δf_D (Δf_A = 0 for now)
+        wd[i] = 0.0
+    for j in range(n):
+        if df[j] != 0.0:
+            for i in range(n):
+                wd[i] += W[j, i] * df[j]
+    if m == 0:
+        return
+    A = np.empty((m, m))
+    rhs = np.empty(m)
+    if not slipping:                                     # W_AA Δf_A = −v_A − W_AD Δf_D (symmetric PSD)
+        for a in range(m):
+            for c in range(m):
+                A[a, c] = W[rows[a], rows[c]]
+            rhs[a] = -v[rows[a]] - wd[rows[a]]
+        x = least_norm_solve(A, rhs)
+    else:
+        _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
+        x = least_norm_rows(A, rhs)
+    for a in range(m):
+        df[rows[a]] = x[a]
+
+
+@njit(cache=True, nogil=True)
+def _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, b):
+    """J_AA (into A) and b = −φ_A − J_AD Δf_D (``wd`` = W Δf_D) with the rows of φ listed in the module docstring;
+    the columns of A follow ``rows``."""
+    m = A.shape[0]
+    k = 0
+    for blk in range(block_kind.shape[0]):
+        s, e, st = block_start[blk], block_start[blk + 1], status[blk]
+        if st == SEPARATED:
+            continue
+        rn, rt = block_rho[blk, 0], block_rho[blk, 2]
+        if st == BOUND:                                  # ρ W_b· ; φ = ρ v
+            for r in range(s, e):
+                for c in range(m):
+                    A[k, c] = rn * W[r, rows[c]]
+                b[k] = -rn * (v[r] + wd[r])
+                k += 1
+            continue
+        for c in range(m):                               # normal row: ρ_n W_n·, φ_n = ρ_n v_n
+            A[k, c] = rn * W[s, rows[c]]
+        b[k] = -rn * (v[s] + wd[s])
+        k += 1
+        if st == FRICTIONLESS:
+            continue
+        if st == STICK:
+            for t in range(s + 1, s + 3):
+                for c in range(m):
+                    A[k, c] = rt * W[t, rows[c]]
+                b[k] = -rt * (v[t] + wd[t])
+                k += 1
+            continue
+        u1, u2, m11, m12, m22 = slip[blk, 0], slip[blk, 1], slip[blk, 2], slip[blk, 3], slip[blk, 4]
+        mu, pn = block_mu[blk], f[s] - rn * v[s]
+        V1, V2 = f[s + 1] - rt * v[s + 1], f[s + 2] - rt * v[s + 2]
+        nV = math.hypot(V1, V2)
+        r = mu * pn
+        for a in range(2):                               # rows t1, t2 of dφ_t
+            ua = u1 if a == 0 else u2
+            Ma0, Ma1 = (m11, m12) if a == 0 else (m12, m22)
+            for c in range(m):
+                col = rows[c]
+                dpn = (1.0 if col == s else 0.0) - rn * W[s, col]
+                dV0 = (1.0 if col == s + 1 else 0.0) - rt * W[s + 1, col]
+                dV1 = (1.0 if col == s + 2 else 0.0) - rt * W[s + 2, col]
+                A[k, c] = (1.0 if col == s + 1 + a else 0.0) - mu * ua * dpn - Ma0 * dV0 - Ma1 * dV1
+            phi = f[s + 1 + a] - r * (V1 if a == 0 else V2) / nV
+            # J_AD Δf_D: the identity parts sit on own rows (all active), so only the W parts reach Δf_D
+            jd = mu * ua * rn * wd[s] + rt * (Ma0 * wd[s + 1] + Ma1 * wd[s + 2])
+            b[k] = -phi - jd
+            k += 1
+
+
+@njit(cache=True, nogil=True)
+def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
+    """½‖φ(f)‖² of the Alart–Curnier function (module docstring) at (f, v = W f + v_free)."""
+    acc = 0.0
+    for b in range(block_kind.shape[0]):
+        s, e = block_start[b], block_start[b + 1]
+        rn = block_rho[b, 0]
+        if block_kind[b] == BILATERAL:
+            for r in range(s, e):
+                acc += (rn * v[r]) ** 2
+            continue
+        pn = max(f[s] - rn * v[s], 0.0)
+        rt = block_rho[b, 2]
+        V1, V2 = f[s + 1] - rt * v[s + 1], f[s + 2] - rt * v[s + 2]
+        nV, r = math.hypot(V1, V2), block_mu[b] * pn
+        c = 1.0 if nV <= r else r / nV                   # proj_disc(r)(V) = c V
+        acc += (f[s] - pn) ** 2 + (f[s + 1] - c * V1) ** 2 + (f[s + 2] - c * V2) ** 2
+    return 0.5 * acc
+
+
+@njit(cache=True, nogil=True)
+def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd,
+                f_trial, v_trial):
+    """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
+    α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
+    ½‖φ‖² where φ is differentiable). Returns whether a step was taken (f, v updated)."""
+    n = f.shape[0]
+    m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
+    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd)
+    for i in range(n):
+        if not math.isfinite(df[i]):
+            return False
+    merit = ac_merit(f, v, block_start, block_kind, block_mu, block_rho)
+    for i in range(n):                                   # w = W Δf (into wd)
+        wd[i] = 0.0
+    for j in range(n):
+        if df[j] != 0.0:
+            for i in range(n):
+                wd[i] += W[j, i] * df[j]
+    alpha = 1.0
+    for _ in range(LINE_SEARCH_STEPS):
+        for i in range(n):                               # v⁺ = v + α W Δf + W (f⁺ − f − α Δf), the last term
+            f_trial[i] = f[i] + alpha * df[i]            # only where the projection moved f + α Δf
+            v_trial[i] = v[i] + alpha * wd[i]
+        for blk in range(block_kind.shape[0]):
+            if block_kind[blk] == BILATERAL:
+                continue
+            s = block_start[blk]
+            p = project_cone(f_trial[s], f_trial[s + 1], f_trial[s + 2], block_mu[blk])
+            for r in range(3):
+                d = p[r] - f_trial[s + r]
+                if d != 0.0:
+                    f_trial[s + r] = p[r]
+                    for i in range(n):
+                        v_trial[i] += W[s + r, i] * d
+        if ac_merit(f_trial, v_trial, block_start, block_kind, block_mu, block_rho) <= (1.0 - 1e-4 * alpha) * merit:
+            f[:] = f_trial
+            v[:] = v_trial
+            return True
+        alpha *= 0.5
+    return False
+
+
+@njit(cache=True, nogil=True)
+def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
+                      max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
+                      dnorm, fnorm, out):
+    """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
+    (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
+    while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
+    best natural residual by STALL_FACTOR (a stationary point of ½‖φ‖², or a kink crossed back and forth), start
+    a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again.
+    ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
+    length of the next phase, stalled steps]; the iterate of lowest natural residual is kept in ``best_f``.
+    Returns (iterations done, converged)."""
+    for k in range(max_steps):
+        if out[4] > 0:
+            _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
+                   dnorm, fnorm, df)
+            out[2] += 1
+            out[4] -= 1
+            residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+        else:
+            stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
+                                  rows, df, wd, f_trial, v_trial)
+            out[3] += stepped
+            residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+            out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0
+            if not stepped or out[6] >= STALL_STEPS:       # sweeps, from the best iterate so far
+                out[4], out[5], out[6] = out[5], min(2.0 * out[5], LAST_PHASE), 0.0
+                if out[0] < residual:
+                    _restore(W, best_f, f, v)
+        out[1] = residual
+        if residual < out[0]:
+            out[0] = residual
+            best_f[:] = f
+        if residual <= tol * max(force_norm(f), zero_residual):
+            return k + 1, True
+    return max_steps, False
+
+
+@njit(cache=True, nogil=True)
+def _restore(W, best_f, f, v):
+    """f ← best_f, v ← v + W (best_f − f)."""
+    n = f.shape[0]
+    for j in range(n):
+        d = best_f[j] - f[j]
+        if d != 0.0:
+            for i in range(n):
+                v[i] += W[j, i] * d
+            f[j] = best_f[j]
+
+
+@njit(cache=True, nogil=True)
+def least_norm_rows(J, b):
+    """x of least norm with J x = b on a maximal independent set of the rows of J (m, m), any J.
+
+    Householder QR with column pivoting of Jᵀ (Golub & Van Loan, Matrix Computations, Alg. 5.4.1): Jᵀ P = Q R,
+    so J = P Rᵀ Qᵀ and J x = b reads Rᵀ (Qᵀ x) = Pᵀ b. With r the numerical rank (|R_kk| > RANK_TOL |R_00|),
+    y₁ = R₁₁⁻ᵀ (Pᵀ b)₁ by forward substitution and x = Q (y₁, 0), the solution of least norm of the r independent
+    rows (for a consistent system, of all of them). Unlike the normal equations J Jᵀ, it resolves singular values
+    down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
+    """
+    m = J.shape[0]
+    A = J.T.copy()                                   # columns of A = rows of J; R above the diagonal, w below
+    perm = np.arange(m)
+    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k+1:, k])
+    r, first = 0, 0.0
+    for k in range(m):
+        p, best = k, -1.0
+        for j in range(k, m):                        # the remaining column of largest norm (below row k)
+            acc = 0.0
+            for i in range(k, m):
+                acc += A[i, j] * A[i, j]
+            if acc > best:
+                p, best = j, acc
+        norm = math.sqrt(best)
+        if k == 0:
+            first = norm
+        if norm == 0.0 or norm <= RANK_TOL * first:
+            break
+        if p != k:
+            for i in range(m):
+                A[i, k], A[i, p] = A[i, p], A[i, k]
+            perm[k], perm[p] = perm[p], perm[k]
+        alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
+        A[k, k] -= alpha
+        ww = 0.0
+        for i in range(k, m):
+            ww += A[i, k] * A[i, k]
+        beta[k] = 2.0 / ww
+        for j in range(k + 1, m):
+            acc = 0.0
+            for i in range(k, m):
+                acc += A[i, k] * A[i, j]
+            acc *= beta[k]
+            for i in range(k, m):
+                A[i, j] -= acc * A[i, k]
+        w0[k], A[k, k] = A[k, k], alpha
+        r = k + 1
+    y = np.zeros(m)
+    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁
+        acc = b[perm[i]]
+        for k in range(i):
+            acc -= A[k, i] * y[k]
+        y[i] = acc / A[i, i]
+    for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
+        acc = w0[k] * y[k]
+        for i in range(k + 1, m):
+            acc += A[i, k] * y[i]
+        acc *= beta[k]
+        y[k] -= acc * w0[k]
+        for i in range(k + 1, m):
+            y[i] -= acc * A[i, k]
+    return y
+

@@ -1,0 +1,87 @@
+"""Nonsmooth Newton on the Alart–Curnier function of the whole contact problem, exact Coulomb cone.
+
+Same problem as ``gauss_seidel.py`` (seed 000 eqs. 3.26–3.27): v = W f + v_free, each contact force in its cone
+with Signorini's condition and Coulomb's law, bilateral blocks with v_b = 0. Gauss–Seidel converges linearly,
+and very slowly on the large, rank-deficient W of a robot lying on the floor (a third of its contacts are
+self-contacts; W 195 × 195 of rank 38: 100 sweeps leave a natural residual of 1e-4 of the force, 10 000 of 1e-5).
+A Newton method on the semismooth Alart–Curnier function φ(f) = 0 (Alart & Curnier 1991; Christensen et al. 1998;
+the "NSN-AC" solver of Siconos, compared by Acary, Brémond & Huber 2018) converges superlinearly once it knows
+which contacts separate, stick and slip, and the step's linear system only has the rows of the contacts that
+carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
+
+    f, stats = nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None)
+
+Each iteration is a damped Newton step, or, where no step length lowers the natural residual, one
+Gauss–Seidel–Newton sweep (seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most
+``tol · max(‖f‖₂, r₀)``, r₀ the residual of the zero force (the scale of the problem: tol is *relative*), after
+``max_iter`` iterations, or when ``time_budget`` runs out; unless converged, the iterate of lowest residual is
+returned, with ``converged = False``. Every returned contact force is in its cone; nothing here produces a NaN
+from finite input (a non-finite step is rejected).
+"""
+from __future__ import annotations
+
+from time import perf_counter
+
+import numpy as np
+
+from engine.contact import _kernels as GK
+from engine.contact import _newton_kernels as K
+from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
+from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
+
+NAME = "nonsmooth-newton"
+
+
+def nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None):
+    """Solve the frictional contact problem (W, v_free, mu) by nonsmooth Newton.
+
+    W (n, n) symmetric PSD, v_free (n,), mu a scalar, an (m,) array (n = 3m contacts) or ``ConstraintBlocks``;
+    f0 (n,) a warm start (projected on K). Returns (f (n,), ``SolverStats``).
+    """
+    t0 = perf_counter()
+    W, v_free = check_problem(W, v_free)
+    blocks = ConstraintBlocks.coerce(mu, len(v_free))
+    _check_settings(tol, max_iter, time_budget)
+    f = np.zeros(len(v_free)) if f0 is None else blocks.project(_check_vector("f0", f0, len(v_free)))
+    return nonsmooth_newton_blocks(W, v_free, blocks.block_start, blocks.block_kind, blocks.block_mu, f, tol,
+                                   max_iter, time_budget, blocks.inv_start, t0)
+
+
+def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, max_iter, time_budget=None,
+                            inv_start=None, t0=None):
+    """``nonsmooth_newton`` on a problem its caller has built and checked (as ``gauss_seidel_blocks``): ``f`` (n,)
+    a warm start in K, overwritten by the returned force. Returns (f, ``SolverStats``)."""
+    t0 = perf_counter() if t0 is None else t0
+    if inv_start is None:
+        sizes = np.diff(block_start)
+        inv_start = np.zeros(len(block_kind) + 1, dtype=np.int64)
+        np.cumsum(sizes * sizes, out=inv_start[1:])
+    block_inv, block_state, block_rho = _prepare(W, block_start, block_kind, inv_start)
+    n, nb = len(f), len(block_kind)
+    v = np.empty_like(f)
+    GK.velocity(W, f, v_free, v)
+    residual = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
+    zero = GK.natural_residual(np.zeros(n), v_free, block_start, block_kind, block_mu, block_rho)[0]
+    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0])   # see K.newton_iterations
+    best = f.copy()
+    problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
+    work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out)
+    iterations, converged, stopped_by = 0, residual <= tol * max(K.force_norm(f), zero), "tolerance"
+    chunk = max_iter if time_budget is None else 1
+    while not converged and iterations < max_iter:
+        k, converged = K.newton_iterations(*problem, min(chunk, max_iter - iterations), tol, zero, *work)
+        iterations += k
+        stopped_by = "tolerance" if converged else "max_iter"
+        if not converged and time_budget is not None:
+            elapsed = perf_counter() - t0
+            if elapsed >= time_budget:
+                stopped_by = "time_budget"
+                break
+            chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
+    if not converged:
+        f[:] = best
+        GK.velocity(W, f, v_free, v)
+    residual, violation = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+    return f, SolverStats(NAME, iterations, float(residual), float(max(violation, 0.0)), bool(converged), stopped_by,
+                          perf_counter() - t0, float("nan"), int(out[2]))

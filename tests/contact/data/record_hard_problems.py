@@ -1,0 +1,122 @@
+"""Record the hard contact problems of ``test_hard_problems.py`` as .npz fixtures (run from the repository root:
+``python tests/contact/data/record_hard_problems.py``). Each file holds one collision group's problem as the
+contact stage hands it to its solver: W (n, n), u (n,) the free velocity with the normal targets, the block
+layout (block_start, block_kind, block_mu) and f0, the warm start from the previous step.
+
+* talos_lying:   Talos (example-robot-data, floating base, no controller) dropped from the half-sitting pose of
+                 scenes/default.xml, lying on the floor at t = 2 s; Gauss–Seidel–Newton trajectory, 65 contacts.
+* talos_falling: the same fall at t = 0.6 s, 48 contacts (hips, arms and hands landing).
+* stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
+* sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path.insert(0, str(ROOT))
+
+from engine.contact.stepping import ContactStage          # noqa: E402
+from engine.model.paths import example_robot_data_dir     # noqa: E402
+from engine.model.universe_xml import load_universe       # noqa: E402
+from engine.simulation import Simulation                  # noqa: E402
+
+TALOS = """<Universe name="talos-falling">
+  <Settings><TimeStep>0.001</TimeStep><Solver name="gauss-seidel-newton" tolerance="1e-6" max_iterations="100"/>
+    <Contact margin="0.005" max_points="4" correction="baumgarte" erp="0.2" slop="0.0005"/></Settings>
+  <Material name="floor" friction="0.9" restitution="0.0"/>
+  <MultiBody name="talos"><File>{urdf}</File><FloatingBase>true</FloatingBase><Material>floor</Material>
+    {joints}</MultiBody>
+  <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body>
+</Universe>
+"""
+STACK = """<Universe><Settings><Solver name="gauss-seidel-newton"/></Settings>{boxes}
+  <Body name="ground"><Plane/><Mass>0</Mass></Body></Universe>"""
+
+
+class Recorder:
+    """Wraps ``ContactStage._solve_range`` to keep the largest group's problem of the last step."""
+
+    def __init__(self):
+        self.last, original = None, ContactStage._solve_range
+        recorder = self
+
+        def solve_range(stage, a, W, g0, g1):
+            problems = [recorder.problem(a, W, g) for g in range(g0, g1)]
+            recorder.last = max(problems, key=lambda p: len(p["u"]))
+            return original(stage, a, W, g0, g1)
+
+        ContactStage._solve_range = solve_range
+
+    @staticmethod
+    def problem(a, W, g):
+        s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
+        b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
+        w = a["w_start"]
+        return dict(W=W[w[g]:w[g + 1]].reshape(e - s, e - s).copy(), u=a["u_all"][s:e].copy(),
+                    f0=a["f"][s:e].copy(), block_start=a["block_start"][b0 + g:b1 + g + 1].copy(),
+                    block_kind=a["block_kind"][b0:b1].copy(), block_mu=a["block_mu"][b0:b1].copy())
+
+
+def simulation(text):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scene.xml"
+        path.write_text(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")           # <mimic> joints simulated as independent joints
+            return Simulation(load_universe(path))
+
+
+def talos_problems(recorder):
+    talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
+    joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
+    urdf = example_robot_data_dir() / "talos_data/robots/talos_reduced.urdf"
+    sim = simulation(TALOS.format(urdf=urdf, joints=joints))
+    sim.step(601)
+    yield "talos_falling", recorder.last
+    sim.step(1399)
+    yield "talos_lying", recorder.last
+
+
+def stack_problem(recorder):
+    boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
+                      f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
+    sim = simulation(STACK.format(boxes=boxes))
+    sim.step(500)
+    return recorder.last
+
+
+def sole_problem():
+    """The sole of test_solvers.sole (seed 000 eq. 3.26 for one free rigid body, twist at the CoM)."""
+    dt, g, mass, inertia = 1e-3, 9.81, 40.0, np.diag([0.5, 1.2, 1.5])
+    points = np.array([[sx * 0.11, sy * 0.07, -0.1] for sx in (-1, 1) for sy in (-1, 1)]) - [0.03, 0.01, 0.0]
+    Minv = np.zeros((6, 6))
+    Minv[:3, :3], Minv[3:, 3:] = np.eye(3) / mass, np.linalg.inv(inertia)
+    C = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])      # rows n, t1, t2
+    J = np.vstack([C @ np.hstack([np.eye(3), -np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])])
+                   for r in points])
+    F = np.r_[30.0, -10.0, -mass * g, 0.0, 0.0, 2.0]
+    return dict(W=dt * J @ Minv @ J.T, u=J @ (dt * Minv @ F), f0=np.zeros(12),
+                block_start=np.arange(0, 13, 3, dtype=np.int64), block_kind=np.zeros(4, np.int64),
+                block_mu=np.full(4, 0.8))
+
+
+def main():
+    recorder = Recorder()
+    problems = dict(talos_problems(recorder))
+    problems["stack10"] = stack_problem(recorder)
+    problems["sole4"] = sole_problem()
+    for name, problem in problems.items():
+        np.savez_compressed(HERE / f"{name}.npz", **problem)
+        print(f"{name}: {len(problem['block_kind'])} blocks, W {problem['W'].shape}")
+
+
+if __name__ == "__main__":
+    main()
