@@ -64,8 +64,9 @@ def main():
     memory, streamed = np.median(times[False]), np.median(times[True])
     print(f"scene {args.scene}: {args.duration:g} s ({steps} steps), one row every {args.log_every} steps, "
           f"{args.repeat} pairs, load average {os.getloadavg()[0]:.2f}")
-    print(f"in memory, written at the end   {memory * 1e3:8.1f} ms  (runs {np.round(np.array(times[False]) * 1e3, 1)})")
-    print(f"streamed in chunks (logstore)   {streamed * 1e3:8.1f} ms  (runs {np.round(np.array(times[True]) * 1e3, 1)})")
+    runs = {k: np.round(np.array(v) * 1e3, 1) for k, v in times.items()}
+    print(f"in memory, written at the end   {memory * 1e3:8.1f} ms  (runs {runs[False]})")
+    print(f"streamed in chunks (logstore)   {streamed * 1e3:8.1f} ms  (runs {runs[True]})")
     print(f"streaming overhead              {100 * (streamed / memory - 1):+8.1f} %")
 
 
