@@ -41,7 +41,7 @@ def warm_up(verbose: bool = True) -> float:
     from engine.simulation import Simulation
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for solver in ("gauss-seidel-newton", "gauss-seidel", "lemke"):
+        for solver in ("nonsmooth-newton", "gauss-seidel-newton", "gauss-seidel", "lemke"):
             scene = Path(tmp) / f"warmup_{solver}.xml"
             closed_chain = FIVE_BAR.format(root=ROOT) if solver != "lemke" else ""  # Lemke: unilateral only
             scene.write_text(WARMUP_SCENE.format(root=ROOT, solver=solver, closed_chain=closed_chain))

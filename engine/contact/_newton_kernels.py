@@ -302,16 +302,16 @@ def least_norm_rows(J, b):
     down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
     """
     m = J.shape[0]
-    A = J.T.copy()                                   # columns of A = rows of J; R above the diagonal, w below
-    perm = np.arange(m)
-    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k+1:, k])
+    A = J.copy()                                     # row k of A = column k of Jᵀ (contiguous); R in the rows'
+    perm = np.arange(m)                              # tails, reflector vectors w below them (row k, from k)
+    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k, k+1:])
     r, first = 0, 0.0
     for k in range(m):
         p, best = k, -1.0
-        for j in range(k, m):                        # the remaining column of largest norm (below row k)
+        for j in range(k, m):                        # the remaining column of Jᵀ of largest norm (from entry k)
             acc = 0.0
             for i in range(k, m):
-                acc += A[i, j] * A[i, j]
+                acc += A[j, i] * A[j, i]
             if acc > best:
                 p, best = j, acc
         norm = math.sqrt(best)
@@ -321,36 +321,36 @@ def least_norm_rows(J, b):
             break
         if p != k:
             for i in range(m):
-                A[i, k], A[i, p] = A[i, p], A[i, k]
+                A[k, i], A[p, i] = A[p, i], A[k, i]
             perm[k], perm[p] = perm[p], perm[k]
         alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
         A[k, k] -= alpha
         ww = 0.0
         for i in range(k, m):
-            ww += A[i, k] * A[i, k]
+            ww += A[k, i] * A[k, i]
         beta[k] = 2.0 / ww
         for j in range(k + 1, m):
             acc = 0.0
             for i in range(k, m):
-                acc += A[i, k] * A[i, j]
+                acc += A[k, i] * A[j, i]
             acc *= beta[k]
             for i in range(k, m):
-                A[i, j] -= acc * A[i, k]
+                A[j, i] -= acc * A[k, i]
         w0[k], A[k, k] = A[k, k], alpha
         r = k + 1
     y = np.zeros(m)
-    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁
+    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁, R_ki = A[i, k] (k ≤ i)
         acc = b[perm[i]]
         for k in range(i):
-            acc -= A[k, i] * y[k]
+            acc -= A[i, k] * y[k]
         y[i] = acc / A[i, i]
     for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
         acc = w0[k] * y[k]
         for i in range(k + 1, m):
-            acc += A[i, k] * y[i]
+            acc += A[k, i] * y[i]
         acc *= beta[k]
         y[k] -= acc * w0[k]
         for i in range(k + 1, m):
-            y[i] -= acc * A[i, k]
+            y[i] -= acc * A[k, i]
     return y
 

@@ -28,7 +28,7 @@ from numba import njit
 from engine.contact._delassus_kernels import (chang_khatib_omega, project, reach, test_force, thesis_omega,
                                               world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
-from engine.contact._newton_kernels import FIRST_PHASE, force_norm, newton_iterations
+from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -335,7 +335,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         best = fk.copy()
         if solver == NONSMOOTH_NEWTON:
             out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0])
-            sweeps, converged = 0, residual <= tol * max(force_norm(fk), zero)
+            sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
             if not converged:
                 sweeps, converged = newton_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
