@@ -175,7 +175,7 @@ TALOS_SCENE = """<Universe name="talos-standing">
 BLOCK = 100  # steps per engine before switching to the other one
 
 
-def talos_simulation(tmp, controller=True, solver="gauss-seidel-newton"):
+def talos_simulation(tmp, controller=True, solver="nonsmooth-newton"):
     """Our Talos on the ground, in the half-sitting posture of scenes/default.xml, held by ``stance-pd`` or not."""
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))

@@ -4,8 +4,9 @@ cubes as ours, stepped at 1 ms.
 MuJoCo loads example-robot-data's Talos URDF through its own URDF compiler (collision meshes only, copied under
 flat names because MuJoCo keeps only a mesh's file name; it collides their convex hulls), then a free joint is
 added to the root body and a ground plane to the world. Every geom gets the friction 0.9 of our scenes. Its
-default solver is kept (Newton, pyramidal cone, 100 iterations, tolerance 1e-8), self-collisions between
-non-adjacent bodies included, as ours.
+default solver is kept (Newton, pyramidal cone, 100 iterations, tolerance 1e-8). Self-collisions follow our
+default pair filter (collision/filters.py): not parent and child, and not touching (within 5 mm) in the neutral
+pose — MuJoCo's hulls of the hip, knee and wrist links overlap by up to 9 cm there and would throw the robot.
 """
 from __future__ import annotations
 
@@ -53,11 +54,29 @@ def mujoco_talos(tmp, model):
         option = ET.SubElement(mjcf.getroot(), "option")
     option.set("timestep", "0.001")
     mjcf.write(tmp / "talos_free.xml")
+    contact = mjcf.getroot().find("contact")
+    if contact is None:
+        contact = ET.SubElement(mjcf.getroot(), "contact")
+    for a, b in _touching_in_neutral_pose(mujoco.MjModel.from_xml_path(str(tmp / "talos_free.xml"))):
+        ET.SubElement(contact, "exclude", body1=a, body2=b)
+    mjcf.write(tmp / "talos_free.xml")
     m = mujoco.MjModel.from_xml_path(str(tmp / "talos_free.xml"))
     m.geom_friction[:, 0] = FRICTION
     joints = [(m.joint(j.name).qposadr[0], m.joint(j.name).dofadr[0], j.idx_q, j.idx_v)
               for j in model.joints if j.nv == 1]
     return m, joints
+
+
+def _touching_in_neutral_pose(m, margin=0.005):
+    """Names of the robot's body pairs with geoms within ``margin`` in the neutral pose, base lifted off the
+    ground."""
+    import mujoco
+    m.geom_margin[:] = margin
+    d = mujoco.MjData(m)
+    d.qpos[2], d.qpos[3] = 2.0, 1.0
+    mujoco.mj_forward(m, d)
+    bodies = m.geom_bodyid[d.contact.geom[:d.ncon]]
+    return sorted({(m.body(a).name, m.body(b).name) for a, b in bodies if a > 0 and b > 0})
 
 
 class MujocoTalos:
@@ -75,7 +94,7 @@ class MujocoTalos:
             self.d.qpos[qa] = q0[iq]
         mujoco.mj_forward(self.m, self.d)
         self.controller, self.q, self.v = controller, q0.copy(), np.zeros(run.model.nv)
-        self.robot_bodies = set(range(1, self.m.nbody))
+        self.start = self.positions()
 
     def step(self):
         if self.controller is not None:
