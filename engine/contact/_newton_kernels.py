@@ -41,6 +41,7 @@ SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how i
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2¹¹ before the fallback sweep
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
+STAGNATION_ITERATIONS, STAGNATION_FACTOR = 50, 0.5    # give up after 50 iterations that do not halve it
 RANK_TOL = 1e-12                # |R_kk| below this times |R_00| ends the rank (QR with column pivoting)
 
 
@@ -250,9 +251,12 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
     best natural residual by STALL_FACTOR (a stationary point of ½‖φ‖², or a kink crossed back and forth), start
     a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again.
+    It gives up early, unconverged, once STAGNATION_ITERATIONS iterations in a row have not cut the best
+    residual by STAGNATION_FACTOR (a problem without a solution: jammed self-contacts with high friction).
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
-    length of the next phase, stalled steps]; the iterate of lowest natural residual is kept in ``best_f``.
-    Returns (iterations done, converged)."""
+    length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
+    the iterate of lowest natural residual is kept in ``best_f``. Returns (iterations done, converged); the
+    caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):
         if out[4] > 0:
             _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
@@ -276,6 +280,12 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             best_f[:] = f
         if residual <= tol * max(force_norm(f), zero_residual):
             return k + 1, True
+        if out[0] < STAGNATION_FACTOR * out[7]:              # a real improvement: restart the count
+            out[7], out[8] = out[0], 0.0
+        else:
+            out[8] += 1.0
+            if out[8] >= STAGNATION_ITERATIONS:
+                return k + 1, False
     return max_steps, False
 
 

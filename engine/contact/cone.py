@@ -199,7 +199,8 @@ class SolverStats:
     cone_violation  max(‖f_t‖ − μ f_n, −f_n, 0) over contacts, in N
     converged       the stopping criterion was met (seed 000 eq. 3.34; the relative natural residual for
                     nonsmooth-newton; or Lemke reached a solution)
-    stopped_by      "tolerance", "max_iter", "time_budget"; for Lemke "solution", "inaccurate", "ray" or "max_iter"
+    stopped_by      "tolerance", "max_iter", "time_budget", "stalled" (nonsmooth-newton); for Lemke "solution",
+                    "inaccurate", "ray" or "max_iter"
     time            wall-clock time of the solve, in s
     relative_change last value of the criterion (3.34), NaN for Lemke and nonsmooth-newton
     local_failures  per-contact Newton solves that fell back to a projection step (Gauss–Seidel–Newton), or
