@@ -19,14 +19,17 @@ Jacobian on each piece gives the Newton step J Δf = −φ (Newton's method on a
 * bilateral rows:              φ = ρ v                         → rows ρ W_b·.
 
 The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ_A − J_AD Δf_D. A hyperstatic support
-(a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is its least-squares solution of least
-norm, J⁺ b = Jᵀ (J Jᵀ)⁺ b, by the pivoted Cholesky of ``_kernels.least_norm_solve`` (on W_AA itself when no
-contact slips: then J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D). From f = 0 on a sticking
-set this lands on the forces of least norm, as the active-set step of Gauss–Seidel does.
+(a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
+contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
+of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
+active-set step of Gauss–Seidel does); otherwise J_AA is not symmetric and ``least_norm_rows`` solves it by QR
+with column pivoting (a slipping contact about to stick gives J singular values of 1e-8 that the normal
+equations J Jᵀ would lose).
 
-Globalisation: the step is projected onto K and halved until the natural-map residual (cone.py) decreases; if no
-step length decreases it, one Gauss–Seidel–Newton sweep (seed 000 Alg. 1, ``_kernels._sweep``) is taken instead,
-the "hybrid" strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
+Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
+Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
+Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
+strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from numba import njit
 from engine.contact._kernels import BILATERAL, INERT, _sweep, least_norm_solve, natural_residual, project_cone
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
-LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2¹¹ before the fallback sweep
+LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 50, 0.5    # give up after 50 iterations that do not halve it
@@ -274,6 +277,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
                 out[4], out[5], out[6] = out[5], min(2.0 * out[5], LAST_PHASE), 0.0
                 if out[0] < residual:
                     _restore(W, best_f, f, v)
+                    residual = out[0]
         out[1] = residual
         if residual < out[0]:
             out[0] = residual
