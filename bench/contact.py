@@ -20,8 +20,9 @@
     cubes side by side, touching, in one group.  Per-step medians.
 (d) Talos dropped from the half-sitting pose with no controller: it falls (t < 1 s) and lies on the floor
     (1 s ≤ t < 2 s), ours (nonsmooth-newton, and the thesis's gauss-seidel-newton) beside MuJoCo and pybullet
-    (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; per-step medians per phase, contacts and
-    self-contacts of each engine, our steps left unconverged and our per-stage breakdown while lying.
+    (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; per-step medians
+    per phase, contacts and self-contacts of each engine, our steps left unconverged and our per-stage
+    breakdown while lying.
 (e) N = 1, 5, 10, 20, 40 free cubes resting on the ground, apart: ours beside MuJoCo and pybullet, interleaved.
 """
 from __future__ import annotations
