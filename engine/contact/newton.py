@@ -14,7 +14,7 @@ carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
 Each iteration is a damped Newton step, or, where the step fails or stalls, a Gauss–Seidel–Newton sweep (seed
 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
 the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
-runs out, or when 50 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: a
+runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: a
 problem without a solution, such as jammed self-contacts with high friction). Unless converged, the iterate of
 lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
 zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact

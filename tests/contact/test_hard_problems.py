@@ -78,8 +78,8 @@ def test_unsolvable_budget_returns_the_best_iterate_and_a_flag():
 
 
 def test_a_problem_without_solution_stops_stalled_with_its_best_iterate():
-    # jammed self-contacts: neither solver gets below 1e-4 of the force; Newton gives up after 50 iterations that
-    # do not halve its best residual, inside the default budget, and returns that best iterate, flagged
+    # jammed self-contacts: neither solver gets below 1e-4 of the force; given an unbounded budget, Newton gives up
+    # after 100 iterations that do not halve its best residual and returns that best iterate, flagged
     W, u, blocks, f0 = load("talos_jammed")
     f, stats = nonsmooth_newton(W, u, blocks, 1e-6, 10 ** 6, f0)
     _, gs = gauss_seidel(W, u, blocks, tol=1e-6, max_iter=2000, f0=f0)
