@@ -15,8 +15,15 @@
     same run: pybullet DIRECT, setTimeStep(0.001), driven by the same controller's torques (TORQUE_CONTROL) or
     holding the posture with its POSITION_CONTROL motors.  Steps are interleaved in blocks of 100 between the
     engines; per-step medians, our per-stage breakdown (``sim.timer``) and the feet drift of each engine.
+    MuJoCo 4 (bench/peers.py: the same URDF through its URDF compiler, the same torques) runs beside them.
 (c) k = 1 … 30 cubes resting on the ground: k separate collision groups (cost linear in k) against the same k
     cubes side by side, touching, in one group.  Per-step medians.
+(d) Talos dropped from the half-sitting pose with no controller: it falls (t < 1 s) and lies on the floor
+    (1 s ≤ t < 2 s), ours (nonsmooth-newton, and the thesis's gauss-seidel-newton) beside MuJoCo and pybullet
+    (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; per-step medians
+    per phase, contacts and self-contacts of each engine, our steps left unconverged and our per-stage
+    breakdown while lying.
+(e) N = 1, 5, 10, 20, 40 free cubes resting on the ground, apart: ours beside MuJoCo and pybullet, interleaved.
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import engine                                                           # noqa: E402
 from engine.contact import opcount                                      # noqa: E402
@@ -43,6 +51,7 @@ from engine.model.paths import example_robot_data_dir                   # noqa: 
 from engine.model.universe_xml import load_universe                     # noqa: E402
 from engine.simulation import Simulation                                # noqa: E402
 from engine.spatial import skew                                         # noqa: E402
+from peers import BulletFalling, MujocoTalos, bullet_cubes, mujoco_cubes  # noqa: E402
 
 METHODS = ("test-force", "chang-khatib", "thesis", "auto", "dense")  # dense last: it flushes the caches
 THESIS_RATIO = 6.5  # test-force / new method, HRP-2 standing (seed 000 Fig 3.12, L1759)
@@ -167,12 +176,15 @@ TALOS_SCENE = """<Universe name="talos-standing">
 BLOCK = 100  # steps per engine before switching to the other one
 
 
-def talos_simulation(tmp):
-    """Our Talos on the ground, in the half-sitting posture of scenes/default.xml."""
+def talos_simulation(tmp, controller=True, solver="nonsmooth-newton"):
+    """Our Talos on the ground, in the half-sitting posture of scenes/default.xml, held by ``stance-pd`` or not."""
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
-    path = Path(tmp) / "talos.xml"
-    path.write_text(TALOS_SCENE.format(urdf=example_robot_data_dir() / TALOS_URDF, joints=joints))
+    path = Path(tmp) / f"talos_{controller}_{solver}.xml"
+    scene = TALOS_SCENE.replace("gauss-seidel-newton", solver)
+    if not controller:
+        scene = "\n".join(line for line in scene.splitlines() if "<Controller" not in line)
+    path.write_text(scene.format(urdf=example_robot_data_dir() / TALOS_URDF, joints=joints))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return Simulation(load_universe(path))
@@ -242,7 +254,9 @@ def part_b(rounds):
     """Talos standing: µs per 1 ms step, ours vs pybullet, interleaved blocks of ``BLOCK`` steps."""
     with tempfile.TemporaryDirectory() as tmp:
         sim = talos_simulation(tmp)
-    bullets = {mode: BulletTalos(sim, mode) for mode in ("torque", "position")}
+        bullets = {mode: BulletTalos(sim, mode) for mode in ("torque", "position")}
+        bullets["mujoco"] = MujocoTalos(tmp, sim, StancePD(sim.runs[0].model, sim.runs[0].instance.q0,
+                                                           sim.universe.gravity, kp=2000.0, kd=20.0))
     start = our_positions(sim)
     sim.step(BLOCK)                                   # compile / warm up
     for b in bullets.values():
@@ -265,7 +279,7 @@ def part_b(rounds):
     drift = {"ours": our_positions(sim) - start}
     drift.update({mode: b.positions() - b.start for mode, b in bullets.items()})
     labels = {"ours": "ours (sim.step, control included)", "torque": "pybullet, same torques",
-              "position": "pybullet, POSITION_CONTROL"}
+              "position": "pybullet, POSITION_CONTROL", "mujoco": "MuJoCo, same torques"}
     for key, label in labels.items():
         d = np.linalg.norm(drift[key], axis=1) * 1e3
         print(f"  {label:34s} {us[key]:8.1f} {us['ours'] / us[key]:7.2f} {1e3 / us[key]:9.2f}x "
@@ -319,9 +333,108 @@ def part_c(rounds):
     print(f"  apart: {intercept:.0f} µs + {slope:.1f} µs per cube (linear fit, R² = {r2:.4f})")
 
 
+# ---- (d) Talos falling, then lying on the floor ---------------------------------------------------------------------
+
+class OurFalling:
+    """Our Talos without controller; records each step's contacts, self-contacts, stage times, convergence."""
+
+    def __init__(self, tmp, solver):
+        self.sim = talos_simulation(tmp, controller=False, solver=solver)
+        self.stages, self.unconverged = [], []
+
+    def step(self):
+        t0 = perf_counter()
+        self.sim.step()
+        elapsed = perf_counter() - t0
+        self.stages.append(dict(self.sim.timer.last))
+        self.unconverged.append(not all(g.converged for g in self.sim.solver_stats["groups"]))
+        return elapsed
+
+    def contacts(self):
+        c = self.sim.contact_stage.contacts
+        if c is None or not len(c):
+            return 0, 0
+        return len(c), int(np.count_nonzero(c.multibody_a == c.multibody_b))
+
+    def base_height(self):
+        return float(self.sim.runs[0].q[2])
+
+
+def part_d(seconds=2.0):
+    """Talos falling then lying: µs per step per phase, ours against MuJoCo and pybullet."""
+    steps, fall = int(round(seconds / 1e-3)), int(round(0.5 * seconds / 1e-3))
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = {"ours, nonsmooth-newton": OurFalling(tmp, "nonsmooth-newton"),
+                   "ours, gauss-seidel-newton": OurFalling(tmp, "gauss-seidel-newton")}
+        sim = engines["ours, nonsmooth-newton"].sim
+        engines["MuJoCo"] = MujocoTalos(tmp, sim)
+        engines["pybullet"] = BulletFalling(sim)
+        engines["pybullet, no self-collision"] = BulletFalling(sim, self_collision=False)
+        times = {name: [] for name in engines}
+        counts = {name: [] for name in engines}
+        for _ in range(steps // BLOCK):
+            for name, engine in engines.items():
+                for _ in range(BLOCK):
+                    times[name].append(engine.step())
+                    counts[name].append(engine.contacts())
+    print(f"\n(d) Talos (nv = {sim.runs[0].model.nv}) dropped with no controller: falling t < {fall / 1e3:g} s, "
+          f"lying {fall / 1e3:g} s ≤ t < {seconds:g} s; blocks of {BLOCK} steps interleaved; load average "
+          f"{os.getloadavg()[0]:.1f} (timings under load)")
+    print(f"  {'engine':27s} {'fall µs':>8s} {'lie µs':>8s} {'lie/MuJoCo':>10s} {'lie/pybullet':>12s} "
+          f"{'fall/MuJoCo':>11s} {'contacts':>8s} {'self':>5s} {'base z':>7s}")
+    lie = {name: 1e6 * float(np.median(t[fall:])) for name, t in times.items()}
+    falling = {name: 1e6 * float(np.median(t[:fall])) for name, t in times.items()}
+    for name, engine in engines.items():
+        c = np.array(counts[name][fall:])
+        print(f"  {name:27s} {falling[name]:8.0f} {lie[name]:8.0f} {lie[name] / lie['MuJoCo']:10.2f} "
+              f"{lie[name] / lie['pybullet']:12.2f} {falling[name] / falling['MuJoCo']:11.2f} {c[:, 0].mean():8.1f} "
+              f"{c[:, 1].mean():5.1f} {engine.base_height():7.3f}")
+    for name in ("ours, nonsmooth-newton", "ours, gauss-seidel-newton"):
+        engine = engines[name]
+        stages = engine.stages[fall:]
+        print(f"  {name}: steps unconverged {sum(engine.unconverged[:fall])} of {fall} falling, "
+              f"{sum(engine.unconverged[fall:])} of {steps - fall} lying; lying, median per stage (µs): "
+              + "  ".join(f"{k} {1e6 * np.median([s[k] for s in stages]):.0f}" for k in stages[0]))
+
+
+# ---- (e) N free cubes ------------------------------------------------------------------------------------------------
+
+def part_e(rounds):
+    """N cubes resting on the ground apart: µs per step, ours against MuJoCo and pybullet, interleaved."""
+    print(f"\n(e) N free cubes (0.1 m, 1 kg) resting apart on the ground, 1 ms steps, {rounds} × {BLOCK} steps per "
+          f"engine, interleaved; load average {os.getloadavg()[0]:.1f} (timings under load)")
+    print(f"  {'N':>3s} | {'ours µs':>8s} {'MuJoCo µs':>9s} {'pybullet µs':>11s} | {'ours/MuJoCo':>11s} "
+          f"{'ours/pybullet':>13s} | contacts: {'ours':>4s} {'MuJoCo':>6s} {'pybullet':>8s} | ours unconverged")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (1, 5, 10, 20, 40):
+            sim = cubes(tmp, n, 0.3)
+            ours = sim.step
+            engines = {"ours": None, "MuJoCo": mujoco_cubes(n, 0.3), "pybullet": bullet_cubes(n, 0.3)}
+            times = {name: [] for name in engines}
+            for step, _ in list(engines.values())[1:]:
+                for _ in range(BLOCK):
+                    step()
+            sim.step(BLOCK)
+            start = sim.contact_report().unconverged_steps
+            for _ in range(rounds):
+                for _ in range(BLOCK):
+                    t0 = perf_counter()
+                    ours()
+                    times["ours"].append(perf_counter() - t0)
+                for name in ("MuJoCo", "pybullet"):
+                    step = engines[name][0]
+                    times[name] += [step() for _ in range(BLOCK)]
+            us = {name: 1e6 * float(np.median(t)) for name, t in times.items()}
+            print(f"  {n:3d} | {us['ours']:8.1f} {us['MuJoCo']:9.1f} {us['pybullet']:11.1f} | "
+                  f"{us['ours'] / us['MuJoCo']:11.2f} {us['ours'] / us['pybullet']:13.2f} | "
+                  f"{'':10s}{len(sim.contacts):4d} {engines['MuJoCo'][1]():6d} {engines['pybullet'][1]():8d} | "
+                  f"{sim.contact_report().unconverged_steps - start}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("a", "b", "c"), default=None, help="run one part (default: all)")
+    parser.add_argument("--part", choices=("a", "b", "c", "d", "e"), default=None,
+                        help="run one part (default: all)")
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
     if args.part in (None, "a"):
@@ -330,6 +443,10 @@ def main():
         part_b(max(args.rounds // 20, 5))
     if args.part in (None, "c"):
         part_c(max(args.rounds // 40, 3))
+    if args.part in (None, "d"):
+        part_d()
+    if args.part in (None, "e"):
+        part_e(max(args.rounds // 40, 3))
 
 
 if __name__ == "__main__":

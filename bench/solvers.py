@@ -7,6 +7,10 @@ sole of 22 × 13 cm, the thesis's sole size): W = δt J M⁻¹ Jᵀ (48 × 48, r
 gravity, δt = 1 ms, μ = 0.4. Each solver runs cold (f0 = 0) and warm (from the solution of a 1 % perturbed
 problem, as from the previous time step); medians over the repeats. The peer is scipy's L-BFGS-B on the
 equivalent frictionless QP (SICONOS's "QP" row). Thesis times: 2.5 GHz PC of 2009 (L1475, L2959–2980).
+
+Then the recorded hard problems of tests/contact/data/ (Talos lying and falling, a 10-box stack, a 4-point
+sole): gauss-seidel-newton against nonsmooth-newton at the default budget (tolerance 1e-6, 100 iterations),
+warm (the recorded warm start) and cold; relative residual = natural residual / max(‖f‖, residual of f = 0).
 """
 from __future__ import annotations
 
@@ -21,10 +25,12 @@ from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.contact import solve                                    # noqa: E402
+from engine.contact import ConstraintBlocks, contact_residual, solve  # noqa: E402
 from engine.model.universe import SolverSettings                    # noqa: E402
 
 THESIS_MS = {"gauss-seidel": 0.057611, "gauss-seidel-newton": 0.347008, "lemke": 0.071642, "scipy QP": 0.078202}
+DATA = Path(__file__).resolve().parent.parent / "tests/contact/data"
+HARD = ("talos_lying", "talos_falling", "stack10", "sole4")
 DT, G, MU = 1e-3, 9.81, 0.4
 
 
@@ -92,13 +98,15 @@ def main():
     print(f"W {W.shape}, rank {np.linalg.matrix_rank(W)} (16 contacts, μ = {MU}, tolerance "
           f"{settings.tolerance}, at most {settings.max_iterations} sweeps; load average {os.getloadavg()[0]:.1f})")
     rows = []
-    for name, mu in (("gauss-seidel", MU), ("gauss-seidel-newton", MU), ("lemke", 0.0), ("lemke", MU)):
+    for name, mu in (("gauss-seidel", MU), ("gauss-seidel-newton", MU), ("nonsmooth-newton", MU), ("lemke", 0.0),
+                     ("lemke", MU)):
         f, stats = solve(name, W, v_free, mu, settings)
         f_prev = solve(name, W, 1.01 * v_free, mu, settings)[0]
         cold = median_ms(lambda: solve(name, W, v_free, mu, settings), args.repeat)
         warm = median_ms(lambda: solve(name, W, v_free, mu, settings, f0=f_prev), args.repeat)
         label = f"{name} (μ = {mu}{', 8 facets' if name == 'lemke' and mu else ''})"
-        rows.append((label, cold, warm, stats, THESIS_MS[name] if (name != "lemke" or mu == 0.0) else None))
+        thesis = THESIS_MS.get(name) if (name != "lemke" or mu == 0.0) else None
+        rows.append((label, cold, warm, stats, thesis))
         print(f"  {label:34s} Σf_n = {f[0::3].sum():8.2f} N")
     qp_ms = median_ms(lambda: scipy_qp(W, v_free), max(args.repeat // 10, 5))
     print(f"\n{'solver':34s} {'cold ms':>9s} {'warm ms':>9s} {'iters':>6s} {'residual N':>11s} "
@@ -111,6 +119,30 @@ def main():
     print(f"{'scipy L-BFGS-B QP (μ = 0)':34s} {qp_ms:9.4f} {'':9s} {'':6s} {'':11s} {THESIS_MS['scipy QP']:10.4f}")
     print(f"\nfrictionless: scipy QP / gauss-seidel = {qp_ms / gs_frictionless:.1f}x "
           f"(gauss-seidel μ = 0: {gs_frictionless:.4f} ms)")
+    hard_problems(max(args.repeat // 10, 5))
+
+
+def hard_problems(repeat):
+    """The recorded problems: iterations, relative residual and ms of the two exact-cone solvers at the default
+    budget, warm and cold."""
+    settings = SolverSettings()
+    print(f"\nrecorded problems (tests/contact/data), tolerance {settings.tolerance}, at most "
+          f"{settings.max_iterations} iterations, median of {repeat}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'problem':14s} {'contacts':>8s} {'rank W':>6s} | {'solver':20s} {'start':5s} {'iters':>5s} "
+          f"{'rel. residual':>13s} {'conv.':>5s} {'ms':>8s}")
+    for problem in HARD:
+        p = np.load(DATA / f"{problem}.npz")
+        W, u = p["W"], p["u"]
+        blocks = ConstraintBlocks(p["block_start"], p["block_kind"], p["block_mu"])
+        zero = contact_residual(W, u, np.zeros_like(u), blocks)[0]
+        rank = np.linalg.matrix_rank(W, tol=1e-10 * np.abs(W).max())
+        for name in ("gauss-seidel-newton", "nonsmooth-newton"):
+            for start, f0 in (("warm", p["f0"]), ("cold", None)):
+                f, stats = solve(name, W, u, blocks, settings, f0=f0)
+                ms = median_ms(lambda: solve(name, W, u, blocks, settings, f0=f0), repeat)
+                print(f"{problem:14s} {len(blocks.block_kind):8d} {rank:6d} | {name:20s} {start:5s} "
+                      f"{stats.iterations:5d} {stats.residual / max(np.linalg.norm(f), zero):13.2e} "
+                      f"{'yes' if stats.converged else 'no':>5s} {ms:8.3f}")
 
 
 if __name__ == "__main__":

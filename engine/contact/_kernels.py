@@ -465,7 +465,7 @@ def least_norm_solve(A, b):
     """
     m = A.shape[0]
     perm = np.arange(m)
-    B = np.zeros((m, m))
+    Bt = np.zeros((m, m))                            # Bt[k] = column k of B (contiguous)
     cut = 0.0
     for i in range(m):
         cut = max(cut, A[i, i])
@@ -478,39 +478,42 @@ def least_norm_solve(A, b):
                 j = i
         if A[j, j] <= cut:
             break
-        _swap(A, B, perm, r, j)
+        _swap(A, Bt, perm, r, j)
         d = math.sqrt(A[r, r])
         for i in range(r, m):
-            B[i, r] = A[i, r] / d
-        for i in range(r + 1, m):                    # Schur complement
-            for k in range(r + 1, i + 1):
-                A[i, k] -= B[i, r] * B[k, r]
+            Bt[r, i] = A[r, i] / d                   # A symmetric: row r = column r
+        for i in range(r + 1, m):                    # Schur complement (lower triangle, mirrored)
+            bi = Bt[r, i]
+            if bi != 0.0:
+                for k in range(r + 1, i + 1):
+                    A[i, k] -= bi * Bt[r, k]
+        for i in range(r + 1, m):
+            for k in range(r + 1, i):
                 A[k, i] = A[i, k]
         r += 1
     Bb = np.zeros(r)                                 # c = Bᵀ P b
     for k in range(r):
         for i in range(k, m):
-            Bb[k] += B[i, k] * b[perm[i]]
+            Bb[k] += Bt[k, i] * b[perm[i]]
     G = np.zeros((r, r))
     for k in range(r):
         for l in range(k + 1):
+            acc = 0.0
             for i in range(k, m):
-                G[k, l] += B[i, k] * B[i, l]
-            G[l, k] = G[k, l]
+                acc += Bt[k, i] * Bt[l, i]
+            G[k, l] = G[l, k] = acc
     L = np.linalg.cholesky(G)
     w = _cholesky_solve(L, _cholesky_solve(L, Bb))
     y = np.zeros(m)
-    for i in range(m):
-        acc = 0.0
-        for k in range(min(i + 1, r)):
-            acc += B[i, k] * w[k]
-        y[perm[i]] = acc
+    for k in range(r):
+        for i in range(k, m):
+            y[perm[i]] += Bt[k, i] * w[k]
     return y
 
 
 @njit(cache=True, nogil=True)
-def _swap(A, B, perm, r, j):
-    """Symmetric swap of rows and columns r, j of A (and of the rows of B built so far)."""
+def _swap(A, Bt, perm, r, j):
+    """Symmetric swap of rows and columns r, j of A (and of the rows of B built so far: columns of Bt)."""
     if j == r:
         return
     for k in range(A.shape[0]):
@@ -518,7 +521,7 @@ def _swap(A, B, perm, r, j):
     for k in range(A.shape[0]):
         A[k, r], A[k, j] = A[k, j], A[k, r]
     for k in range(r):
-        B[r, k], B[j, k] = B[j, k], B[r, k]
+        Bt[k, r], Bt[k, j] = Bt[k, j], Bt[k, r]
     perm[r], perm[j] = perm[j], perm[r]
 
 

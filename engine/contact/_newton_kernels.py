@@ -19,14 +19,17 @@ Jacobian on each piece gives the Newton step J Δf = −φ (Newton's method on a
 * bilateral rows:              φ = ρ v                         → rows ρ W_b·.
 
 The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ_A − J_AD Δf_D. A hyperstatic support
-(a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is its least-squares solution of least
-norm, J⁺ b = Jᵀ (J Jᵀ)⁺ b, by the pivoted Cholesky of ``_kernels.least_norm_solve`` (on W_AA itself when no
-contact slips: then J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D). From f = 0 on a sticking
-set this lands on the forces of least norm, as the active-set step of Gauss–Seidel does.
+(a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
+contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
+of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
+active-set step of Gauss–Seidel does); otherwise J_AA is not symmetric and ``least_norm_rows`` solves it by QR
+with column pivoting (a slipping contact about to stick gives J singular values of 1e-8 that the normal
+equations J Jᵀ would lose).
 
-Globalisation: the step is projected onto K and halved until the natural-map residual (cone.py) decreases; if no
-step length decreases it, one Gauss–Seidel–Newton sweep (seed 000 Alg. 1, ``_kernels._sweep``) is taken instead,
-the "hybrid" strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
+Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
+Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
+Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
+strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
 """
 from __future__ import annotations
 
@@ -38,9 +41,10 @@ from numba import njit
 from engine.contact._kernels import BILATERAL, INERT, _sweep, least_norm_solve, natural_residual, project_cone
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
-LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2¹¹ before the fallback sweep
+LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
+STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
 RANK_TOL = 1e-12                # |R_kk| below this times |R_00| ends the rank (QR with column pivoting)
 
 
@@ -250,9 +254,12 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
     best natural residual by STALL_FACTOR (a stationary point of ½‖φ‖², or a kink crossed back and forth), start
     a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again.
+    It gives up early, unconverged, once STAGNATION_ITERATIONS iterations in a row have not cut the best
+    residual by STAGNATION_FACTOR (a problem without a solution: jammed self-contacts with high friction).
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
-    length of the next phase, stalled steps]; the iterate of lowest natural residual is kept in ``best_f``.
-    Returns (iterations done, converged)."""
+    length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
+    the iterate of lowest natural residual is kept in ``best_f``. Returns (iterations done, converged); the
+    caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):
         if out[4] > 0:
             _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
@@ -270,12 +277,19 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
                 out[4], out[5], out[6] = out[5], min(2.0 * out[5], LAST_PHASE), 0.0
                 if out[0] < residual:
                     _restore(W, best_f, f, v)
+                    residual = out[0]
         out[1] = residual
         if residual < out[0]:
             out[0] = residual
             best_f[:] = f
         if residual <= tol * max(force_norm(f), zero_residual):
             return k + 1, True
+        if out[0] < STAGNATION_FACTOR * out[7]:              # a real improvement: restart the count
+            out[7], out[8] = out[0], 0.0
+        else:
+            out[8] += 1.0
+            if out[8] >= STAGNATION_ITERATIONS:
+                return k + 1, False
     return max_steps, False
 
 
@@ -302,16 +316,16 @@ def least_norm_rows(J, b):
     down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
     """
     m = J.shape[0]
-    A = J.T.copy()                                   # columns of A = rows of J; R above the diagonal, w below
-    perm = np.arange(m)
-    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k+1:, k])
+    A = J.copy()                                     # row k of A = column k of Jᵀ (contiguous); R in the rows'
+    perm = np.arange(m)                              # tails, reflector vectors w below them (row k, from k)
+    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k, k+1:])
     r, first = 0, 0.0
     for k in range(m):
         p, best = k, -1.0
-        for j in range(k, m):                        # the remaining column of largest norm (below row k)
+        for j in range(k, m):                        # the remaining column of Jᵀ of largest norm (from entry k)
             acc = 0.0
             for i in range(k, m):
-                acc += A[i, j] * A[i, j]
+                acc += A[j, i] * A[j, i]
             if acc > best:
                 p, best = j, acc
         norm = math.sqrt(best)
@@ -321,36 +335,36 @@ def least_norm_rows(J, b):
             break
         if p != k:
             for i in range(m):
-                A[i, k], A[i, p] = A[i, p], A[i, k]
+                A[k, i], A[p, i] = A[p, i], A[k, i]
             perm[k], perm[p] = perm[p], perm[k]
         alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
         A[k, k] -= alpha
         ww = 0.0
         for i in range(k, m):
-            ww += A[i, k] * A[i, k]
+            ww += A[k, i] * A[k, i]
         beta[k] = 2.0 / ww
         for j in range(k + 1, m):
             acc = 0.0
             for i in range(k, m):
-                acc += A[i, k] * A[i, j]
+                acc += A[k, i] * A[j, i]
             acc *= beta[k]
             for i in range(k, m):
-                A[i, j] -= acc * A[i, k]
+                A[j, i] -= acc * A[k, i]
         w0[k], A[k, k] = A[k, k], alpha
         r = k + 1
     y = np.zeros(m)
-    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁
+    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁, R_ki = A[i, k] (k ≤ i)
         acc = b[perm[i]]
         for k in range(i):
-            acc -= A[k, i] * y[k]
+            acc -= A[i, k] * y[k]
         y[i] = acc / A[i, i]
     for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
         acc = w0[k] * y[k]
         for i in range(k + 1, m):
-            acc += A[i, k] * y[i]
+            acc += A[k, i] * y[i]
         acc *= beta[k]
         y[k] -= acc * w0[k]
         for i in range(k + 1, m):
-            y[i] -= acc * A[i, k]
+            y[i] -= acc * A[k, i]
     return y
 

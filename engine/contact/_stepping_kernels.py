@@ -28,7 +28,7 @@ from numba import njit
 from engine.contact._delassus_kernels import (chang_khatib_omega, project, reach, test_force, thesis_omega,
                                               world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
-from engine.contact._newton_kernels import FIRST_PHASE, force_norm, newton_iterations
+from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -228,6 +228,59 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
 
 
 @kernel
+def rigid_delassus(group_rigid, contact_start, contacts, side, X, contact_row, row_start, w_start, body_R,
+                   body_inverse_inertia, W, dt, Om):
+    """W_k += δt Λ for each group k of free rigid bodies (``group_rigid[k]``): a rigid body g moves as
+    V_g = Ω_g w_g under the wrench w_g at its origin (world axes), Ω_g = R6 M⁻¹ R6ᵀ with M its spatial inertia
+    about the origin in its frame (``body_inverse_inertia[g]`` = M⁻¹, R6 = diag(R_g, R_g)), so two contacts i, j
+    sharing the side g couple through δt X_is Ω_g X_jtᵀ (seed 000 eq. 3.45 with one body per multibody).
+    ``Om`` (6, 6) is scratch."""
+    for k in range(group_rigid.shape[0]):
+        if not group_rigid[k]:
+            continue
+        n, r0, w0 = row_start[k + 1] - row_start[k], row_start[k], w_start[k]
+        for a in range(contact_start[k], contact_start[k + 1]):
+            i = contacts[a]
+            for s in range(2):
+                g = side[i, s]
+                if g == body_R.shape[0] - 1:             # the static side
+                    continue
+                _world_inverse_inertia(body_R[g], body_inverse_inertia[g], Om)
+                for b in range(contact_start[k], contact_start[k + 1]):
+                    j = contacts[b]
+                    for t in range(2):
+                        if side[j, t] == g:
+                            _add_coupling(X[i, s], Om, X[j, t], W, w0 + (contact_row[i] - r0) * n,
+                                          contact_row[j] - r0, n, dt)
+
+
+@inline
+def _world_inverse_inertia(R, Minv, Om):
+    """Om = diag(R, R) M⁻¹ diag(R, R)ᵀ."""
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for p in range(3):
+                for q in range(3):
+                    acc += R[r % 3, p] * Minv[3 * (r // 3) + p, 3 * (c // 3) + q] * R[c % 3, q]
+            Om[r, c] = acc
+
+
+@inline
+def _add_coupling(Xi, Om, Xj, W, row0, col0, n, dt):
+    """W[rows of i, rows of j] += δt Xi Om Xjᵀ (3 × 3), W flat with row stride n."""
+    for r in range(3):
+        for c in range(3):
+            acc = 0.0
+            for p in range(6):
+                x = 0.0
+                for q in range(6):
+                    x += Om[p, q] * Xj[c, q]
+                acc += Xi[r, p] * x
+            W[row0 + r * n + col0 + c] += dt * acc
+
+
+@kernel
 def multibody_terms(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X,
                     closure_nrows, closure_row, mark, term_block, term_body, term_X, block_row, block_term, bodies,
                     term_contact, row_map):
@@ -313,40 +366,51 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
     converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
     converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
     zero force)."""
-    for k in range(row_start.shape[0] - 1):
+    ng = row_start.shape[0] - 1
+    n_max, nb_max, inv_max = 1, 1, 1                  # work arrays for the largest group, sliced per group
+    for k in range(ng):
+        n_max = max(n_max, row_start[k + 1] - row_start[k])
+        nb_max = max(nb_max, block_offset[k + 1] - block_offset[k])
+        inv_max = max(inv_max, n_max * n_max)
+    inv_all, state_all, rho_all = np.zeros(inv_max), np.zeros(nb_max, np.int64), np.zeros((nb_max, 3))
+    v_all, best_all, zero_all = np.empty(n_max), np.empty(n_max), np.zeros(n_max)
+    status, slip, rows = np.zeros(nb_max, np.int64), np.zeros((nb_max, 5)), np.zeros(n_max, np.int64)
+    df, wd, f_trial, v_trial = np.zeros(max(n_max, 3)), np.zeros(n_max), np.zeros(n_max), np.zeros(n_max)
+    dnorm, fnorm, inv_start_all = np.zeros(nb_max), np.zeros(nb_max), np.zeros(nb_max + 1, np.int64)
+    for k in range(ng):
         s, e, b0, b1 = row_start[k], row_start[k + 1], block_offset[k], block_offset[k + 1]
         n, nb = e - s, b1 - b0
         Wk = W[w_start[k]:w_start[k + 1]].reshape((n, n))
         start, kind, mu = block_start[b0 + k:b1 + k + 1], block_kind[b0:b1], block_mu[b0:b1]
-        inv_start = np.zeros(nb + 1, np.int64)
+        inv_start = inv_start_all[:nb + 1]
         for b in range(nb):
             size = start[b + 1] - start[b]
             inv_start[b + 1] = inv_start[b] + size * size
-        block_inv, block_state, block_rho = np.zeros(inv_start[nb]), np.zeros(nb, np.int64), np.zeros((nb, 3))
+        block_inv, block_state, block_rho = inv_all[:inv_start[nb]], state_all[:nb], rho_all[:nb]
         prepare_blocks(Wk, start, kind, inv_start, block_inv, block_state, block_rho)
         for b in range(nb):                            # bilateral blocks: W_bb⁺
             if kind[b] == BILATERAL:
                 a, z = start[b], start[b + 1]
                 block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(Wk[a:z, a:z].copy(), 1e-10).ravel()
-        fk, v = f[s:e], np.empty(n)
+        fk, v, best = f[s:e], v_all[:n], best_all[:n]
         velocity(Wk, fk, u_all[s:e], v)
         residual = natural_residual(fk, v, start, kind, mu, block_rho)[0]
-        zero = natural_residual(np.zeros(n), u_all[s:e], start, kind, mu, block_rho)[0]
-        best = fk.copy()
+        zero = natural_residual(zero_all[:n], u_all[s:e], start, kind, mu, block_rho)[0]
+        best[:] = fk
         if solver == NONSMOOTH_NEWTON:
-            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0])
-            sweeps, converged = 0, residual <= tol * max(force_norm(fk), zero)
+            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0])
+            sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
             if not converged:
                 sweeps, converged = newton_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
-                    best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
-                    np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out)
+                    best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n], v_trial[:n],
+                    dnorm[:nb], fnorm[:nb], out)
             change, failures = math.nan, out[2]
         else:
             out = np.array([residual, np.inf, 0.0, 0.0])
             sweeps, converged = gauss_seidel_sweeps(Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho,
                                                     solver == GAUSS_SEIDEL_NEWTON, max_iter, tol, fk, v, best,
-                                                    np.zeros(nb), np.zeros(nb), np.zeros(max(n, 1)), out)
+                                                    dnorm[:nb], fnorm[:nb], df[:max(n, 1)], out)
             change, failures = out[1], out[2]
         if not converged:
             fk[:] = best

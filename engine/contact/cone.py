@@ -193,15 +193,18 @@ def _uniform_contacts(mu, m):
 class SolverStats:
     """What a contact solve reports.
 
-    solver          registry name (``gauss-seidel-newton``, ``gauss-seidel``, ``lemke``)
-    iterations      Gauss–Seidel sweeps, or Lemke pivots
+    solver          registry name (``nonsmooth-newton``, ``gauss-seidel-newton``, ``gauss-seidel``, ``lemke``)
+    iterations      Gauss–Seidel sweeps, Lemke pivots, or Newton iterations (a step or a fallback sweep)
     residual        natural-map residual ‖f − proj_K(f − ρ ũ)‖₂ of the returned force, in N (module docstring)
     cone_violation  max(‖f_t‖ − μ f_n, −f_n, 0) over contacts, in N
-    converged       the stopping criterion was met (seed 000 eq. 3.34, or Lemke reached a solution)
-    stopped_by      "tolerance", "max_iter", "time_budget"; for Lemke "solution", "inaccurate", "ray" or "max_iter"
+    converged       the stopping criterion was met (seed 000 eq. 3.34; the relative natural residual for
+                    nonsmooth-newton; or Lemke reached a solution)
+    stopped_by      "tolerance", "max_iter", "time_budget", "stalled" (nonsmooth-newton); for Lemke "solution",
+                    "inaccurate", "ray" or "max_iter"
     time            wall-clock time of the solve, in s
-    relative_change last value of the criterion (3.34), NaN for Lemke
-    local_failures  per-contact Newton solves that fell back to a projection step
+    relative_change last value of the criterion (3.34), NaN for Lemke and nonsmooth-newton
+    local_failures  per-contact Newton solves that fell back to a projection step (Gauss–Seidel–Newton), or
+                    Gauss–Seidel sweeps taken where the global Newton step failed (nonsmooth-newton)
     """
 
     solver: str

@@ -11,12 +11,16 @@ carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
 
     f, stats = nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None)
 
-Each iteration is a damped Newton step, or, where no step length lowers the natural residual, one
-Gauss–Seidel–Newton sweep (seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most
-``tol · max(‖f‖₂, r₀)``, r₀ the residual of the zero force (the scale of the problem: tol is *relative*), after
-``max_iter`` iterations, or when ``time_budget`` runs out; unless converged, the iterate of lowest residual is
-returned, with ``converged = False``. Every returned contact force is in its cone; nothing here produces a NaN
-from finite input (a non-finite step is rejected).
+Each iteration is a damped Newton step, or, where the step fails or stalls, a Gauss–Seidel–Newton sweep (seed
+000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
+the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
+runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: a
+problem without a solution, such as jammed self-contacts with high friction). Unless converged, the iterate of
+lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
+zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
+solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
+Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
+finite input (a non-finite step is rejected).
 """
 from __future__ import annotations
 
@@ -62,17 +66,20 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     GK.velocity(W, f, v_free, v)
     residual = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
     zero = GK.natural_residual(np.zeros(n), v_free, block_start, block_kind, block_mu, block_rho)[0]
-    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0])   # see K.newton_iterations
+    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0, residual, 0.0])   # see K.newton_iterations
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
     work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out)
-    iterations, converged, stopped_by = 0, residual <= tol * max(K.force_norm(f), zero), "tolerance"
+    iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
     chunk = max_iter if time_budget is None else 1
     while not converged and iterations < max_iter:
         k, converged = K.newton_iterations(*problem, min(chunk, max_iter - iterations), tol, zero, *work)
         iterations += k
         stopped_by = "tolerance" if converged else "max_iter"
+        if not converged and out[8] >= K.STAGNATION_ITERATIONS:
+            stopped_by = "stalled"
+            break
         if not converged and time_budget is not None:
             elapsed = perf_counter() - t0
             if elapsed >= time_budget:

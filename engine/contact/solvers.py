@@ -3,11 +3,11 @@
 ======================  ================  ==============================================================
 name                    thesis            method
 ======================  ================  ==============================================================
-``gauss-seidel-newton`` AMELIFGSNEWTON    block Gauss–Seidel, exact cone, Alart–Curnier Newton (default)
+``gauss-seidel-newton`` AMELIFGSNEWTON    block Gauss–Seidel, exact cone, Alart–Curnier Newton
 ``gauss-seidel``        AMELIFGS          block Gauss–Seidel, exact cone, projection step
 ``lemke``               AMELIFLCP         Lemke: frictionless LCP if every μ = 0, else the faceted-cone
                                           LCP with ``settings.facets`` facets
-``nonsmooth-newton``    (not in thesis)   semismooth Newton on the Alart–Curnier function of the whole
+``nonsmooth-newton``    (not in thesis)   (default) semismooth Newton on the Alart–Curnier function of the whole
                                           problem, exact cone, Gauss–Seidel–Newton sweep as fallback
                                           (``newton.py``); its tolerance is on the relative natural residual
 ======================  ================  ==============================================================

@@ -32,6 +32,7 @@ from engine.contact.newton import nonsmooth_newton_blocks
 from engine.contact.problem import closure_rows
 from engine.contact.solvers import SOLVERS, solve, solver_name
 from engine.errors import UniverseError
+from engine.model.model import JointType
 from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
@@ -148,6 +149,11 @@ class ContactStage:
         self.erp = c.erp if c.correction == "baumgarte" else 0.0
         self.method = universe.solver.delassus
         self.work = [workspace(run.model, run.data) for run in runs]     # Delassus workspaces, one per multibody
+        self.rigid = np.array([_free_rigid_body(run) for run in runs], dtype=bool).reshape(-1)
+        self.body_inverse_inertia = np.zeros((len(bodies.R), 6, 6))   # M⁻¹ (body frame) of the rigid ones
+        self.omega = np.empty((6, 6))
+        for m in np.flatnonzero(self.rigid):
+            self.body_inverse_inertia[bodies.offset[m]] = np.linalg.inv(runs[m].model.body_inertia[0])
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.member_start, self.members = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
@@ -192,7 +198,7 @@ class ContactStage:
             a, ng = self._layout(c, dt)
         with self.timer.stage("delassus"):
             W = np.zeros(a["w_start"][ng])
-            methods = [self._group_delassus(a, W, g, dt) for g in range(ng)]
+            methods = self._delassus(a, W, ng, dt)
         with self.timer.stage("solver"):
             stats = self._solve_groups(a, W, ng)
             cl = self.closures
@@ -244,6 +250,19 @@ class ContactStage:
         a["u_all"], a["f"] = np.empty(nrows), np.empty(nrows)
         K.gather(a["contact_row"], a["u"], f0, a["closure_row"], cl.rows, cl.u, cl.force, a["u_all"], a["f"])
         return a, ng
+
+    def _delassus(self, a, W, ng, dt):
+        """W of every group; the groups of free rigid bodies alone (cubes, boxes, balls: ``auto`` method) in one
+        kernel call (``rigid_delassus``), the others multibody by multibody. Returns each group's method(s)."""
+        start = self.member_start[:ng]
+        rigid = np.logical_and.reduceat(self.rigid[self.members[:self.member_start[ng]]], start) if ng else start
+        if self.method == "auto" and rigid.any():
+            K.rigid_delassus(rigid, a["contact_start"], a["contacts"], a["side"], a["X"], a["contact_row"],
+                             a["row_start"], a["w_start"], self.bodies.R, self.body_inverse_inertia, W, dt,
+                             self.omega)
+        else:
+            rigid = np.zeros(ng, dtype=bool)
+        return ["rigid" if rigid[g] else self._group_delassus(a, W, g, dt) for g in range(ng)]
 
     def _group_delassus(self, a, W, g, dt):
         """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes)."""
@@ -347,6 +366,12 @@ class ContactStage:
             elif run.in_contact:
                 run.f_contact[:] = 0.0
                 run.in_contact = False
+
+
+def _free_rigid_body(run) -> bool:
+    """A multibody that is one body on a free joint, without closures: its Λ is X M⁻¹ Xᵀ in closed form."""
+    model = run.model
+    return model.nbodies == 1 and int(model.joint_type[0]) == JointType.FREE and not model.closures
 
 
 def _pair_filter(universe) -> PairFilter:

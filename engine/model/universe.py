@@ -25,10 +25,11 @@ class Material:
 
 @dataclass(frozen=True)
 class SolverSettings:
-    """Contact solver, chosen under the thesis names (seed 000 §5.3): ``gauss-seidel-newton``
-    (AMELIFGSNEWTON, default), ``gauss-seidel`` (AMELIFGS), ``lemke`` (AMELIFLCP, ``facets`` cone facets)."""
+    """Contact solver: ``nonsmooth-newton`` (default; engine/contact/newton.py) or one of the thesis's (seed 000
+    §5.3) ``gauss-seidel-newton`` (AMELIFGSNEWTON), ``gauss-seidel`` (AMELIFGS), ``lemke`` (AMELIFLCP,
+    ``facets`` cone facets)."""
 
-    name: str = "gauss-seidel-newton"
+    name: str = "nonsmooth-newton"
     tolerance: float = 1e-6
     max_iterations: int = 100
     time_budget: float | None = None   # seconds; the best iterate is returned when it runs out

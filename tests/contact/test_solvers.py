@@ -14,6 +14,7 @@ import pytest
 
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
 from engine.contact._kernels import least_norm_solve
+from engine.contact._newton_kernels import least_norm_rows
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
 
@@ -152,6 +153,17 @@ def test_least_norm_solve_is_the_pseudo_inverse(rank):
     A, b = J @ J.T, RNG.normal(size=18)
     np.testing.assert_allclose(least_norm_solve(A.copy(), b), np.linalg.pinv(A, rcond=1e-10, hermitian=True) @ b,
                                rtol=1e-7, atol=1e-7 * np.abs(np.linalg.pinv(A, hermitian=True) @ b).max())
+
+
+@pytest.mark.parametrize("rank", [18, 12, 5])
+def test_least_norm_rows_is_the_pseudo_inverse_of_a_consistent_system(rank):
+    # the Newton step's solve on a non-symmetric J (18 x 18) of rank r, singular values down to 1e-8, b = J x₀:
+    # x = J⁺ b as numpy's SVD-based pinv gives it
+    J = RNG.normal(size=(18, rank)) @ np.diag(np.logspace(0, -8, rank)) @ RNG.normal(size=(rank, 18))
+    b = J @ RNG.normal(size=18)
+    x = least_norm_rows(J.copy(), b)
+    np.testing.assert_allclose(x, np.linalg.pinv(J, rcond=1e-13) @ b, rtol=1e-6, atol=1e-6 * np.abs(x).max())
+    np.testing.assert_allclose(J @ x, b, atol=1e-10 * np.abs(b).max())
 
 
 def sole(mu, name):

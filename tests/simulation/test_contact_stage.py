@@ -19,6 +19,8 @@ from engine.contact.stepping import Closures, WorldBodies
 from engine.dynamics import aba
 from engine.dynamics.integrators import random_configuration
 from engine.model.model import Closure
+from engine.model.universe_xml import load_universe
+from engine.simulation import Simulation
 
 ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(5)
@@ -122,6 +124,28 @@ def test_group_delassus_is_the_dense_reference(method):
     assert code == (K.CHANG_KHATIB if method == K.AUTO else method)    # contacts on forearm and hand: one branch
     reference = dt * delassus(model, model.create_data(), q, blocks, "dense")
     np.testing.assert_allclose(W.reshape(n, n), reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
+
+
+def test_free_rigid_bodies_take_the_closed_form_delassus_equal_to_the_dense_reference(tmp_path):
+    """Three spinning boxes of different sizes and masses stacked on the ground: one group of free rigid bodies,
+    whose W the stage builds in closed form (``rigid_delassus``: X R6 M⁻¹ R6ᵀ Xᵀ per shared body); equal to the
+    dense δt J M⁻¹ Jᵀ (CRBA + Cholesky) of every body at the same configuration."""
+    boxes = "".join(f'<Body name="box{i}"><Box size="0.1 0.{i + 2} 0.1"/><Mass>{1 + i}</Mass>'
+                    f'<Translation x="{0.01 * i}" y="0" z="{0.05 + 0.1 * i}"/>'
+                    f'<AngularVelocity>0.{i} 0.3 0.1</AngularVelocity></Body>' for i in range(3))
+    path = tmp_path / "stack.xml"
+    path.write_text(f'<Universe>{boxes}<Body name="ground"><Plane/><Mass>0</Mass></Body></Universe>')
+    sim = Simulation(load_universe(path))
+    sim.step(30)
+    stage, dt = sim.contact_stage, sim.dt
+    stage.world.update()
+    a, ng = stage._layout(stage.world.detect(), dt)
+    W = np.zeros(a["w_start"][ng])
+    assert ng == 1 and stage._delassus(a, W, ng, dt) == ["rigid"] and a["contact_start"][1] == 12
+    stage.method = "dense"
+    reference = np.zeros_like(W)
+    assert stage._delassus(a, reference, ng, dt) == ["dense"]
+    np.testing.assert_allclose(W, reference, rtol=1e-12, atol=1e-14 * np.abs(reference).max())
 
 
 def test_closure_rows_are_problem_closure_blocks():

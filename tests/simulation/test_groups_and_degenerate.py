@@ -92,7 +92,8 @@ def test_degenerate_contacts_give_finite_forces_and_a_residual(tmp_path, case):
 
 
 @pytest.mark.parametrize("solver", ['name="gauss-seidel-newton"', 'name="gauss-seidel"', 'name="lemke"',
-                                    'name="gauss-seidel-newton" time_budget="0.01"'])
+                                    'name="gauss-seidel-newton" time_budget="0.01"', 'name="nonsmooth-newton"',
+                                    'name="nonsmooth-newton" time_budget="0.01"'])
 def test_every_solver_carries_a_frictionless_box(tmp_path, solver):
     """Frictionless (μ = 0) box resting on the ground, with each solver (and a time budget): the normal forces sum
     to m g within 1e-6 (seed 000 §4: frictionless problems agree across solvers)."""

@@ -6,6 +6,9 @@ layout (block_start, block_kind, block_mu) and f0, the warm start from the previ
 * talos_lying:   Talos (example-robot-data, floating base, no controller) dropped from the half-sitting pose of
                  scenes/default.xml, lying on the floor at t = 2 s; Gauss–Seidel–Newton trajectory, 65 contacts.
 * talos_falling: the same fall at t = 0.6 s, 48 contacts (hips, arms and hands landing).
+* talos_jammed:  the same fall under nonsmooth-newton, the first step after t = 2 s whose solve ends
+                 unconverged: the folded legs touch the hips and each other (self-contacts, μ = 0.9) and the
+                 problem has no solution that the solvers find (Gauss–Seidel and Newton stall at 1e-3).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 """
@@ -74,15 +77,26 @@ def simulation(text):
             return Simulation(load_universe(path))
 
 
-def talos_problems(recorder):
+def talos(solver):
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
     urdf = example_robot_data_dir() / "talos_data/robots/talos_reduced.urdf"
-    sim = simulation(TALOS.format(urdf=urdf, joints=joints))
+    return simulation(TALOS.format(urdf=urdf, joints=joints).replace("gauss-seidel-newton", solver))
+
+
+def talos_problems(recorder):
+    sim = talos("gauss-seidel-newton")
     sim.step(601)
     yield "talos_falling", recorder.last
     sim.step(1399)
     yield "talos_lying", recorder.last
+    sim = talos("nonsmooth-newton")
+    sim.step(2000)
+    for _ in range(1000):
+        sim.step()
+        if not all(g.converged for g in sim.solver_stats["groups"]):
+            yield "talos_jammed", recorder.last
+            return
 
 
 def stack_problem(recorder):
