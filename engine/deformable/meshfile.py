@@ -41,10 +41,7 @@ def _read(path, file, line):
     loc = (file or source, line)
     if not Path(path).is_file():
         raise SoleError(f"sole mesh {source!r}: no such file", *loc, source)
-    try:
-        data = meshio.read(path)
-    except Exception as exc:          # meshio raises a different exception per format and fault
-        raise SoleError(f"sole mesh {source!r} could not be read: {exc}", *loc, source) from None
+    data = _meshio_read(meshio, Path(path), loc)
     types = [block.type for block in data.cells]
     blocks = [i for i, t in enumerate(types) if t == "tetra"]
     if not blocks:
@@ -56,3 +53,20 @@ def _read(path, file, line):
     region = (np.concatenate([np.asarray(data.cell_data[key][i]).ravel() for i in blocks]) if key
               else np.zeros(len(tets), np.int64))
     return np.asarray(data.points, dtype=np.float64), tets, region, source
+
+
+def _meshio_read(meshio, path: Path, loc):
+    """meshio's reader for the file's extension (Gmsh's first for .msh), called directly: ``meshio.read`` prints
+    and calls sys.exit when a file fails to parse."""
+    formats = meshio.extension_to_filetypes.get(path.suffix.lower(), [])
+    readers = [getattr(meshio, f) for f in sorted(formats, key=lambda f: f != "gmsh") if hasattr(meshio, f)]
+    if not readers:
+        raise SoleError(f"sole mesh {str(path)!r}: unknown mesh format {path.suffix!r} (use .msh or .vtu)", *loc,
+                        path.suffix)
+    errors = []
+    for reader in readers:
+        try:
+            return reader.read(str(path))
+        except Exception as exc:      # each meshio reader fails with its own exception type
+            errors.append(f"as {reader.__name__.split('.')[-1]}: {str(exc) or type(exc).__name__}")
+    raise SoleError(f"sole mesh {str(path)!r} could not be read ({'; '.join(errors)})", *loc, str(path))
