@@ -18,6 +18,7 @@ tetrahedron uses (Gmsh's geometry points) are dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,6 +43,11 @@ class SoleMesh:
     @property
     def where(self) -> str:
         return f"sole mesh {self.source!r}" if self.source else "sole mesh"
+
+    @cached_property
+    def boundary(self) -> np.ndarray:
+        """(F, 3) boundary triangles, normals out (``boundary_faces``), computed once."""
+        return boundary_faces(self.tet_node, self.where)
 
 
 def sole_mesh(node_position, tet_node, tet_material=None, source=None, file=None, line=None) -> SoleMesh:
@@ -70,8 +76,9 @@ def sole_mesh(node_position, tet_node, tet_material=None, source=None, file=None
         raise SoleError(f"{where}: node {np.flatnonzero(~np.isfinite(x).all(axis=1))[0]} has a non-finite "
                         f"coordinate", *loc)
     tets = _oriented(x, tets, where, loc)
-    boundary_faces(tets, where, loc)
-    return SoleMesh(x, tets, material, source)
+    mesh = SoleMesh(x, tets, material, source)
+    mesh.__dict__["boundary"] = boundary_faces(tets, where, loc)    # checks the closed volume once
+    return mesh
 
 
 def signed_volume6(x, tets) -> np.ndarray:
@@ -100,37 +107,55 @@ def _oriented(x, tets, where, loc):
     return tets
 
 
+def _face_ids(tet_node):
+    """(4T, 3) faces of the tetrahedra (normals out), and an integer id per face equal for the same three nodes:
+    the sorted triple (a < b < c) read as the number a n² + b n + c (n nodes; exact in int64 below 2 million)."""
+    faces = tet_node[:, _OUTWARD_FACES].reshape(-1, 3)
+    a, b, c = np.sort(faces, axis=1).T
+    n = _node_count(tet_node)
+    return faces, (a * n + b) * n + c
+
+
+def _node_count(tet_node) -> np.int64:
+    n = np.int64(tet_node.max()) + 1
+    if n >= 2**21:
+        raise SoleError("sole mesh: more than 2 million nodes (far beyond what condensation can handle)", None,
+                        None, int(n))
+    return n
+
+
 def boundary_faces(tet_node, where="sole mesh", loc=(None, None)) -> np.ndarray:
     """(F, 3) boundary triangles, normals out: the faces of exactly one tetrahedron. Raises ``SoleError``
     when the solid is not a closed volume (a face of three tetrahedra, a boundary edge of more than two
     boundary faces)."""
-    faces = tet_node[:, _OUTWARD_FACES].reshape(-1, 3)
-    _, first, count = np.unique(np.sort(faces, axis=1), axis=0, return_index=True, return_counts=True)
+    faces, face_id = _face_ids(tet_node)
+    _, first, count = np.unique(face_id, return_index=True, return_counts=True)
     if (count > 2).any():
         raise SoleError(f"{where} is not a closed volume: a triangle is shared by more than two tetrahedra", *loc,
                         faces[first[np.argmax(count)]].tolist())
     boundary = faces[np.sort(first[count == 1])]
-    edges = np.sort(boundary[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-    edge, edge_count = np.unique(edges, axis=0, return_counts=True)
+    ends = np.sort(boundary[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    n = _node_count(tet_node)
+    edge, edge_count = np.unique(ends[:, 0] * n + ends[:, 1], return_counts=True)
     if (edge_count != 2).any():
+        bad = edge[np.argmax(edge_count != 2)]
         raise SoleError(f"{where} is not a closed volume: a boundary edge belongs to {edge_count.max()} "
-                        f"boundary triangles (parts touching along an edge)", *loc,
-                        edge[np.argmax(edge_count != 2)].tolist())
+                        f"boundary triangles (parts touching along an edge)", *loc, [int(bad // n), int(bad % n)])
     return boundary
 
 
 def tet_components(tet_node) -> np.ndarray:
     """(T,) label of each tetrahedron's part: tetrahedra sharing a face belong to the same part."""
-    faces = np.sort(tet_node[:, _OUTWARD_FACES].reshape(-1, 3), axis=1)
-    _, face_id = np.unique(faces, axis=0, return_inverse=True)
+    _, face_id = _face_ids(tet_node)
+    face = np.unique(face_id, return_inverse=True)[1].ravel()
     tet = np.repeat(np.arange(len(tet_node)), 4)
-    incidence = sp.csr_matrix((np.ones(len(tet)), (tet, face_id.ravel())))
+    incidence = sp.csr_matrix((np.ones(len(tet)), (tet, face)))
     return connected_components(incidence @ incidence.T, directed=False)[1]
 
 
 def surface_nodes(mesh: SoleMesh) -> np.ndarray:
     """Sorted indices of the nodes on the boundary surface."""
-    return np.unique(boundary_faces(mesh.tet_node, mesh.where))
+    return np.unique(mesh.boundary)
 
 
 def _tolerance(mesh: SoleMesh) -> float:

@@ -26,7 +26,7 @@ import scipy.linalg as sl
 from engine.deformable import cache
 from engine.deformable.condensation import Condensation, condense
 from engine.deformable.material import Material
-from engine.deformable.mesh import SoleMesh, boundary_faces, bottom_surface, tet_components, top_face
+from engine.deformable.mesh import SoleMesh, bottom_surface, tet_components, top_face
 from engine.errors import SoleError
 
 
@@ -109,7 +109,7 @@ def build_sole(mesh: SoleMesh, materials, dirichlet=None, contact=None, file=Non
         stored = {"K_c": K_c, "K_c_inv": 0.5 * (K_c_inv + K_c_inv.T)}
         if use_cache:
             cache.put(entry, stored)
-    boundary = boundary_faces(mesh.tet_node, where)
+    boundary = mesh.boundary
     slot = np.full(len(mesh.node_position), -1)
     slot[contact] = np.arange(len(contact))
     on_contact = (slot[boundary] >= 0).all(axis=1)

@@ -3,12 +3,11 @@ import numpy as np
 
 from engine.deformable.assembly import stiffness
 from engine.deformable.condensation import factorize
-from engine.deformable.mesh import boundary_faces
 
 
 def face_triangles(mesh, axis, value, tol=1e-9):
     """Boundary triangles lying in the plane x[axis] = value."""
-    faces = boundary_faces(mesh.tet_node)
+    faces = mesh.boundary
     return faces[(np.abs(mesh.node_position[faces][:, :, axis] - value) < tol).all(axis=1)]
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from engine.deformable import (Material, bottom_surface, box_mesh, build_sole, mesh_regions, read_mesh,
                                rounded_sole, top_face, two_layer_sole)
-from engine.deformable.mesh import boundary_faces, signed_volume6
+from engine.deformable.mesh import signed_volume6
 
 L, W, T = 0.22, 0.13, 0.02
 
@@ -58,7 +58,7 @@ def test_rounded_sole_volume_within_the_chord_error():
     mesh = rounded_sole((L, W, T), radius=r, edge="round", h=0.006)
     perimeter = 2 * (L + W)
     exact = L * W * T - (1 - math.pi / 4) * r**2 * perimeter + 2 / 3 * (10 - 3 * math.pi) * r**3
-    faces = boundary_faces(mesh.tet_node)
+    faces = mesh.boundary
     x = mesh.node_position
     chord = np.linalg.norm(x[faces] - x[np.roll(faces, 1, axis=1)], axis=2).max()
     assert 0.0 <= exact - _volume(mesh) <= math.pi * chord**2 / 24 * perimeter
