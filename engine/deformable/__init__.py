@@ -16,12 +16,12 @@ from engine.deformable.hybrid import Weights, barycentric, compliance, contact_w
 from engine.deformable.material import Material
 from engine.deformable.mesh import SoleMesh, bottom_surface, sole_mesh, surface_nodes, top_face
 from engine.deformable.meshfile import mesh_regions, read_mesh
-from engine.deformable.shapes import THESIS_SOLE, box_mesh, rounded_sole, two_layer_sole
+from engine.deformable.shapes import THESIS_SOLE, box_mesh, gmsh_session, rounded_sole, two_layer_sole
 from engine.deformable.sole import Sole, build_sole
 from engine.deformable.strain import SMALL_STRAIN, SmallStrainWarning, check_small_strain, max_strain
 
 __all__ = ["Condensation", "condense", "Weights", "barycentric", "compliance", "contact_weights",
            "distribution_matrix", "node_forces", "Material", "SoleMesh", "bottom_surface", "sole_mesh",
-           "surface_nodes", "top_face", "mesh_regions", "read_mesh", "THESIS_SOLE", "box_mesh", "rounded_sole",
-           "two_layer_sole", "Sole", "build_sole", "SMALL_STRAIN", "SmallStrainWarning", "check_small_strain",
-           "max_strain"]
+           "surface_nodes", "top_face", "mesh_regions", "read_mesh", "THESIS_SOLE", "box_mesh", "gmsh_session",
+           "rounded_sole", "two_layer_sole", "Sole", "build_sole", "SMALL_STRAIN", "SmallStrainWarning",
+           "check_small_strain", "max_strain"]

@@ -12,9 +12,13 @@ top face (glued to the foot) at z = 0 and the sole below it. Lengths in metres, 
 
 Gmsh meshes are cached on disk by their parameters and Gmsh's version (``engine.deformable.cache``), so a
 sole opens again without remeshing; Gmsh runs single-threaded, which keeps its output reproducible.
+``gmsh_session`` is the one way to run Gmsh here (also for a user's own shapes): it keeps the process's
+signal dispositions as they were.
 """
 from __future__ import annotations
 
+import ctypes
+import signal
 import threading
 from contextlib import contextmanager
 
@@ -104,12 +108,12 @@ def _check_lengths(**lengths):
 def _gmsh_mesh(shape: str, params, h: float, build) -> SoleMesh:
     """Mesh the volumes ``build(gmsh)`` creates (it returns one list of volume tags per material) with element
     size ``h``, or read them from the cache."""
-    import gmsh                    # imported where used, as scikit-fem and meshio are
+    import gmsh
 
     entry = cache.key("gmsh", shape, params, h, gmsh.__version__)
     stored = cache.get(entry)
     if stored is None:
-        with _gmsh_session(shape) as session:
+        with gmsh_session(shape) as session:
             groups = build(session)
             session.option.setNumber("Mesh.MeshSizeMin", h)
             session.option.setNumber("Mesh.MeshSizeMax", h)
@@ -120,14 +124,21 @@ def _gmsh_mesh(shape: str, params, h: float, build) -> SoleMesh:
 
 
 @contextmanager
-def _gmsh_session(name: str):
-    """A fresh Gmsh model, quiet and single-threaded; Gmsh is initialised here unless the caller already did."""
-    import gmsh
+def gmsh_session(name: str):
+    """A fresh Gmsh model named ``name``, quiet and single-threaded, removed on exit; Gmsh is initialised here
+    (and finalised after) unless the caller already did. One session at a time (Gmsh has one global state).
+
+    Gmsh's initialisation resets SIGPIPE to its default action (terminate the process), which Python ignores so
+    that writing to a closed pipe raises ``BrokenPipeError``; the disposition is put back, else a child process
+    that dies (the haptic process) kills its parent."""
+    import gmsh                    # imported where used, as scikit-fem and meshio are
 
     with _GMSH_LOCK:
         own = not gmsh.isInitialized()
         if own:
+            pipe = signal.getsignal(signal.SIGPIPE)
             gmsh.initialize(interruptible=False)   # no SIGINT handler: usable from any thread
+            _set_sigpipe(pipe)
         gmsh.option.setNumber("General.Terminal", 0)
         gmsh.option.setNumber("General.NumThreads", 1)
         gmsh.model.add(f"articula-{name}")
@@ -137,6 +148,15 @@ def _gmsh_session(name: str):
             gmsh.model.remove()
             if own:
                 gmsh.finalize()
+
+
+def _set_sigpipe(handler):
+    """Restore SIGPIPE's disposition: through ``signal`` in the main thread, through libc elsewhere (only the
+    SIG_IGN / SIG_DFL dispositions exist outside the main thread)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, handler)
+    elif handler in (signal.SIG_IGN, signal.SIG_DFL):
+        ctypes.CDLL(None).signal(signal.SIGPIPE, ctypes.c_void_p(int(handler)))
 
 
 def _extract(gmsh, groups) -> dict:

@@ -39,7 +39,6 @@ class Sole:
     dirichlet_node: np.ndarray     # (d,) nodes fixed to the foot
     contact_node: np.ndarray       # (c,) candidate contact nodes; slot k is contact_node[k]
     contact_triangle: np.ndarray   # (t, 3) boundary triangles whose three nodes are candidates, as slots
-    surface_triangle: np.ndarray   # (F, 3) boundary triangles (node indices, normals out)
     K_c: np.ndarray                # (3c, 3c) condensed stiffness, N/m (4.20)
     K_c_inv: np.ndarray            # (3c, 3c) its inverse, the contact nodes' compliance, m/N
 
@@ -84,23 +83,14 @@ def build_sole(mesh: SoleMesh, materials, dirichlet=None, contact=None, file=Non
     if used >= len(materials):
         raise SoleError(f"{where}: tetrahedra use material index {used} but only {len(materials)} material(s) "
                         f"are given", *loc, used)
-    dirichlet = np.unique(top_face(mesh) if dirichlet is None else np.asarray(dirichlet, np.int64))
-    if len(dirichlet) == 0:
-        raise SoleError(f"{where}: no node on its Dirichlet face (the face glued to the foot)", *loc, 0)
-    _check_anchored(mesh, dirichlet, where, loc)
-    contact = bottom_surface(mesh) if contact is None else np.unique(np.asarray(contact, np.int64))
-    contact = np.setdiff1d(contact, dirichlet)
-    if len(contact) == 0:
-        raise SoleError(f"{where}: no candidate contact node outside the Dirichlet face", *loc, 0)
-
-    free = _free_dof(len(mesh.node_position), dirichlet)
+    dirichlet, contact = _selections(mesh, dirichlet, contact, where, loc)
     entry = cache.key(mesh.node_position, mesh.tet_node, mesh.tet_material,
                       [(m.E, m.nu) for m in materials], dirichlet, contact)
     stored = cache.get(entry) if use_cache else None
     condensation = None
     if stored is None:
         try:
-            condensation = _condense(mesh, materials, free, contact)
+            condensation = _condense(mesh, materials, _free_dof(len(mesh.node_position), dirichlet), contact)
         except np.linalg.LinAlgError as exc:
             raise SoleError(f"{where}: the stiffness is singular once the Dirichlet nodes are fixed ({exc})",
                             *loc, len(dirichlet)) from None
@@ -109,15 +99,35 @@ def build_sole(mesh: SoleMesh, materials, dirichlet=None, contact=None, file=Non
         stored = {"K_c": K_c, "K_c_inv": 0.5 * (K_c_inv + K_c_inv.T)}
         if use_cache:
             cache.put(entry, stored)
-    boundary = mesh.boundary
     slot = np.full(len(mesh.node_position), -1)
     slot[contact] = np.arange(len(contact))
-    on_contact = (slot[boundary] >= 0).all(axis=1)
-    sole = Sole(mesh, materials, dirichlet, contact, slot[boundary[on_contact]], boundary,
-                stored["K_c"], stored["K_c_inv"])
+    on_contact = (slot[mesh.boundary] >= 0).all(axis=1)
+    sole = Sole(mesh, materials, dirichlet, contact, slot[mesh.boundary[on_contact]], stored["K_c"],
+                stored["K_c_inv"])
     if condensation is not None:
         sole.__dict__["_condensation"] = condensation   # keep the factorisation of the cold build
     return sole
+
+
+def _selections(mesh, dirichlet, contact, where, loc):
+    """The sorted Dirichlet and contact nodes, checked: in range, a Dirichlet node in every part of the mesh,
+    at least one contact node outside the Dirichlet face."""
+    n = len(mesh.node_position)
+    chosen = []
+    for name, nodes, default in (("Dirichlet", dirichlet, top_face), ("contact", contact, bottom_surface)):
+        nodes = default(mesh) if nodes is None else np.unique(np.asarray(nodes, dtype=np.int64))
+        if len(nodes) and (nodes[0] < 0 or nodes[-1] >= n):
+            raise SoleError(f"{where}: {name} node index out of range ({n} nodes)", *loc,
+                            int(nodes[0] if nodes[0] < 0 else nodes[-1]))
+        chosen.append(nodes)
+    dirichlet, contact = chosen
+    if len(dirichlet) == 0:
+        raise SoleError(f"{where}: no node on its Dirichlet face (the face glued to the foot)", *loc, 0)
+    _check_anchored(mesh, dirichlet, where, loc)
+    contact = np.setdiff1d(contact, dirichlet)
+    if len(contact) == 0:
+        raise SoleError(f"{where}: no candidate contact node outside the Dirichlet face", *loc, 0)
+    return dirichlet, contact
 
 
 def _free_dof(n_nodes, dirichlet) -> np.ndarray:

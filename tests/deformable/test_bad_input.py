@@ -131,3 +131,15 @@ def test_missing_and_unreadable_files(tmp_path):
 def test_bad_shape_parameters(build, message):
     with pytest.raises(SoleError, match=message):
         build()
+
+
+def test_node_selections_out_of_range_or_empty():
+    mesh = box_mesh((0.06, 0.04, 0.02), h=0.02)
+    n = len(mesh.node_position)
+    with pytest.raises(SoleError, match=rf"Dirichlet node index out of range \({n} nodes\) \(got {n + 3}\)"):
+        build_sole(mesh, RUBBER, dirichlet=[0, n + 3])
+    with pytest.raises(SoleError, match=r"contact node index out of range .* \(got -1\)"):
+        build_sole(mesh, RUBBER, contact=[-1, 2])
+    top = np.flatnonzero(np.isclose(mesh.node_position[:, 2], 0.0))
+    with pytest.raises(SoleError, match="no candidate contact node outside the Dirichlet face"):
+        build_sole(mesh, RUBBER, contact=top)

@@ -75,7 +75,7 @@ def test_use_cache_false_neither_reads_nor_writes(fem_cache):
 
 def test_gmsh_meshes_are_cached_by_their_parameters(fem_cache, monkeypatch):
     first = two_layer_sole(h=0.03)
-    monkeypatch.setattr(shapes, "_gmsh_session", _no_condensation)
+    monkeypatch.setattr(shapes, "gmsh_session", _no_condensation)
     second = two_layer_sole(h=0.03)
     np.testing.assert_array_equal(first.node_position, second.node_position)
     np.testing.assert_array_equal(first.tet_node, second.tet_node)

@@ -1,7 +1,10 @@
 """Sole meshes: volumes against closed forms, the two-layer sole's materials and pads, files read through meshio."""
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-import gmsh
 import meshio
 import numpy as np
 import pytest
@@ -9,8 +12,10 @@ import pytest
 from engine.deformable import (Material, bottom_surface, box_mesh, build_sole, mesh_regions, read_mesh,
                                rounded_sole, top_face, two_layer_sole)
 from engine.deformable.mesh import signed_volume6
+from engine.deformable.shapes import gmsh_session
 
 L, W, T = 0.22, 0.13, 0.02
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _volume(mesh, material=None):
@@ -68,9 +73,7 @@ def test_rounded_sole_volume_within_the_chord_error():
 
 def _gmsh_file(path, tags):
     """A real Gmsh .msh: two stacked boxes in physical volumes ``tags`` (top, bottom), written by Gmsh."""
-    gmsh.initialize(interruptible=False)
-    try:
-        gmsh.option.setNumber("General.Terminal", 0)
+    with gmsh_session("layers") as gmsh:
         occ = gmsh.model.occ
         top = occ.addBox(-0.05, -0.03, -0.01, 0.1, 0.06, 0.01)
         bottom = occ.addBox(-0.05, -0.03, -0.02, 0.1, 0.06, 0.01)
@@ -81,8 +84,6 @@ def _gmsh_file(path, tags):
         gmsh.option.setNumber("Mesh.MeshSizeMax", 0.01)
         gmsh.model.mesh.generate(3)
         gmsh.write(str(path))
-    finally:
-        gmsh.finalize()
     return path
 
 
@@ -113,3 +114,16 @@ def test_shaped_soles_build_with_their_edges_as_candidates(edge):
     z = mesh.node_position[sole.contact_node, 2]
     assert z.min() == pytest.approx(-T) and z.max() == pytest.approx(-T + 0.008)
     np.linalg.cholesky(sole.K_c)
+
+
+def test_meshing_with_gmsh_keeps_sigpipe_ignored(tmp_path):
+    """Gmsh's initialisation resets SIGPIPE to 'terminate'; after a Gmsh sole, writing to a closed pipe must
+    still raise BrokenPipeError (a dead haptic child otherwise kills the simulator). In a fresh interpreter."""
+    code = ("from engine.deformable import two_layer_sole; two_layer_sole(h=0.03)\n"
+            "import os; r, w = os.pipe(); os.close(r)\n"
+            "try:\n    os.write(w, b'x')\nexcept BrokenPipeError:\n    print('broken pipe raised')\n")
+    env = dict(os.environ, ARTICULA_CACHE_DIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stderr)
+    assert run.stdout.strip() == "broken pipe raised"
