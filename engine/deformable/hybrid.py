@@ -84,14 +84,15 @@ def compliance(sole, weights: Weights, dt: float, U_c, frames=None) -> tuple[np.
     With ``frames`` (k, 3, 3), each point's rows (n, t₁, t₂) in the sole frame, both are in the contact
     frames: C P K_c⁻¹ Pᵀ Cᵀ / δt and −C P U_cᵗ / δt."""
     slot, d = weights.slot, weights.d
-    k, n = len(slot), len(sole.contact_node)
-    C = sole.K_c_inv.reshape(n, 3, n, 3)
-    pairs = C[slot[:, :, None, None], :, slot[None, None, :, :], :]        # (k, 3, k, 3, 3, 3)
-    block = np.einsum("ia,lb,ialbxy->ixly", d, d, pairs)                    # Σ d_ia d_lb K_c⁻¹[s_ia, s_lb]
-    moved = np.einsum("ia,iax->ix", d, np.reshape(U_c, (n, 3))[slot])      # P U_cᵗ
+    k, c = len(slot), len(sole.contact_node)
+    pair = (slot[:, :, None, None] * c + slot[None, None, :, :]).ravel()          # node pairs (s_ia, s_lb)
+    blocks = sole.compliance_blocks.reshape(-1, 3, 3).take(pair, axis=0).reshape(k, 3, k, 3, 3, 3)
+    W = np.einsum("lb,ilbxy->ilxy", d, np.einsum("ia,ialbxy->ilbxy", d, blocks))   # Σ_ab d_ia d_lb K_c⁻¹[s_ia, s_lb]
+    moved = np.einsum("ia,iax->ix", d, np.reshape(U_c, (-1, 3))[slot])              # P U_cᵗ
     if frames is not None:
-        block = np.einsum("ipx,ixly,lqy->iplq", frames, block, frames)
-        moved = np.einsum("ipx,ix->ip", frames, moved)
+        W = frames[:, None] @ W @ np.swapaxes(frames, 1, 2)[None]                    # C_i W_il C_lᵀ
+        moved = (frames @ moved[:, :, None])[:, :, 0]
+    block = W.transpose(0, 2, 1, 3)
     return block.reshape(3 * k, 3 * k) / dt, -moved.ravel() / dt
 
 

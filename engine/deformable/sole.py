@@ -62,6 +62,13 @@ class Sole:
         return U.reshape(-1, 3)
 
     @cached_property
+    def compliance_blocks(self) -> np.ndarray:
+        """(c, c, 3, 3) K_c⁻¹ as 3 × 3 blocks between contact nodes (contiguous: the contact stage gathers the
+        blocks of the touched nodes, "arrays of 3 × 3 matrices" as in the thesis's implementation, L1517)."""
+        c = len(self.contact_node)
+        return np.ascontiguousarray(self.K_c_inv.reshape(c, 3, c, 3).transpose(0, 2, 1, 3))
+
+    @cached_property
     def _condensation(self) -> Condensation:
         """The condensation with its K_nn factorisation, recomputed on the first node update after a cache hit."""
         return _condense(self.mesh, self.materials, self.free_dof, self.contact_node)
