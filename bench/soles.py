@@ -1,6 +1,6 @@
 """Deformable soles (seed 000 §3.8): the cost of precomputing a sole.
 
-    python bench/soles.py [--part precompute] [--repeat 5]
+    python bench/soles.py [--part precompute|compliance] [--repeat 5]
 
 Part "precompute": the thesis's sole (22 × 13 × 2 cm, E = 3 MPa, ν = 0.4, §4.4) meshed by scikit-fem's
 structured generator at three element sizes (2, 1 and 0.7 cm: 1, 2 and 3 layers of cells), and the two-layer sole with pads (Gmsh). For each: nodes,
@@ -9,6 +9,10 @@ reduction, condensation onto the contact nodes, K_c⁻¹) cold (empty cache) and
 ``--repeat`` runs, each cold run with a fresh cache directory. Targets (issue 11): < 5 s cold and < 0.2 s cached
 with ≥ 40 contact nodes. Peer: the same K_c⁻¹ read off the dense inverse of K^r (numpy), what the condensation
 avoids, where it fits in a few seconds.
+
+Part "compliance": what the contact stage will pay per collision group and step, for k contact points on the
+1 cm sole: the barycentric weights (``contact_weights``) and the block P K_c⁻¹ Pᵀ/δt with its free-velocity
+shift in the contact frames (``compliance``); medians of 20 batches.
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.deformable import Material, box_mesh, build_sole, two_layer_sole   # noqa: E402
+from engine.deformable import (Material, box_mesh, build_sole, compliance, contact_weights,   # noqa: E402
+                               two_layer_sole)
 from engine.deformable.assembly import stiffness                                # noqa: E402
 
 RUBBER = [Material(3e6, 0.4)]
@@ -75,13 +80,38 @@ def precompute(repeat: int):
     print(f"load average {os.getloadavg()[0]:.1f} after the runs")
 
 
+def compliance_cost(repeat: int):
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["ARTICULA_CACHE_DIR"] = folder
+        sole = build_sole(box_mesh(h=0.01), RUBBER)
+    rng = np.random.default_rng(0)
+    print(f"compliance: 1 cm sole, {len(sole.contact_node)} contact nodes; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'contacts':>8s} {'weights us':>10s} {'block us':>9s}")
+    for k in (4, 8, 16, 32, 64):
+        triangle = rng.choice(len(sole.contact_triangle), k, replace=False)
+        corners = sole.mesh.node_position[sole.contact_node][sole.contact_triangle[triangle]]
+        points = np.einsum("kj,kjx->kx", rng.dirichlet(np.ones(3), size=k), corners)
+        U_c, frames = np.zeros(len(sole.K_c)), np.repeat(np.eye(3)[None], k, axis=0)
+        weights = contact_weights(sole, triangle, points)
+        number = max(10, 2000 // k)
+        times = {"weights": [], "block": []}
+        for _ in range(max(repeat, 20)):
+            times["weights"].append(_timed(lambda: [contact_weights(sole, triangle, points)
+                                                    for _ in range(number)])[0] / number)
+            times["block"].append(_timed(lambda: [compliance(sole, weights, 1e-3, U_c, frames)
+                                                  for _ in range(number)])[0] / number)
+        print(f"{k:8d} {statistics.median(times['weights']) * 1e6:10.0f} {statistics.median(times['block']) * 1e6:9.0f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("precompute",), default="precompute")
+    parser.add_argument("--part", choices=("precompute", "compliance"), default=None, help="default: both")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    if args.part == "precompute":
+    if args.part in (None, "precompute"):
         precompute(args.repeat)
+    if args.part in (None, "compliance"):
+        compliance_cost(args.repeat)
 
 
 if __name__ == "__main__":
