@@ -24,6 +24,8 @@ REGION_KEYS = ("material", "gmsh:physical")
 
 def read_mesh(path, scale: float = 1.0, file=None, line=None) -> SoleMesh:
     """The checked ``SoleMesh`` of the file ``path`` (module docstring)."""
+    if not (np.isfinite(scale) and scale > 0):
+        raise SoleError(f"sole mesh {str(path)!r}: scale must be finite and > 0", file or str(path), line, scale)
     x, tets, region, source = _read(path, file, line)
     material = np.unique(region, return_inverse=True)[1].ravel()
     return sole_mesh(x * scale, tets, material, source=source, file=file, line=line)

@@ -143,3 +143,11 @@ def test_node_selections_out_of_range_or_empty():
     top = np.flatnonzero(np.isclose(mesh.node_position[:, 2], 0.0))
     with pytest.raises(SoleError, match="no candidate contact node outside the Dirichlet face"):
         build_sole(mesh, RUBBER, contact=top)
+
+
+@pytest.mark.parametrize("scale", [0.0, -0.001, float("nan")])
+def test_bad_scale_of_a_mesh_file(tmp_path, scale):
+    x, tets = _cube()
+    path = _write(tmp_path / "mm.vtu", x, [("tetra", tets)])
+    with pytest.raises(SoleError, match=r"mm\.vtu'?: scale must be finite and > 0"):
+        read_mesh(path, scale=scale)
