@@ -3,10 +3,10 @@
     python bench/soles.py [--part precompute|compliance] [--repeat 5]
 
 Part "precompute": the thesis's sole (22 × 13 × 2 cm, E = 3 MPa, ν = 0.4, §4.4) meshed by scikit-fem's
-structured generator at three element sizes (2, 1 and 0.7 cm: 1, 2 and 3 layers of cells), and the two-layer sole with pads (Gmsh). For each: nodes,
-candidate contact nodes (the bottom face), the time to mesh, and ``build_sole`` (assembly, Dirichlet
-reduction, condensation onto the contact nodes, K_c⁻¹) cold (empty cache) and from the disk cache; medians of
-``--repeat`` runs, each cold run with a fresh cache directory. Targets (issue 11): < 5 s cold and < 0.2 s cached
+structured generator at three element sizes (2, 1 and 0.7 cm: 1, 2 and 3 layers of cells), and the two-layer
+sole with pads (Gmsh). For each: nodes, candidate contact nodes (the bottom face), the time to mesh, and
+``build_sole`` (assembly, Dirichlet reduction, condensation onto the contact nodes, K_c⁻¹) cold (empty cache)
+and from the disk cache; medians of ``--repeat`` runs, each cold run with a fresh cache directory. Targets (issue 11): < 5 s cold and < 0.2 s cached
 with ≥ 40 contact nodes. Peer: the same K_c⁻¹ read off the dense inverse of K^r (numpy), what the condensation
 avoids, where it fits in a few seconds.
 
@@ -100,7 +100,8 @@ def compliance_cost(repeat: int):
                                                     for _ in range(number)])[0] / number)
             times["block"].append(_timed(lambda: [compliance(sole, weights, 1e-3, U_c, frames)
                                                   for _ in range(number)])[0] / number)
-        print(f"{k:8d} {statistics.median(times['weights']) * 1e6:10.0f} {statistics.median(times['block']) * 1e6:9.0f}")
+        weights_us, block_us = (statistics.median(times[name]) * 1e6 for name in ("weights", "block"))
+        print(f"{k:8d} {weights_us:10.0f} {block_us:9.0f}")
 
 
 def main():
