@@ -118,8 +118,11 @@ def test_shaped_soles_build_with_their_edges_as_candidates(edge):
 
 def test_meshing_with_gmsh_keeps_sigpipe_ignored(tmp_path):
     """Gmsh's initialisation resets SIGPIPE to 'terminate'; after a Gmsh sole, writing to a closed pipe must
-    still raise BrokenPipeError (a dead haptic child otherwise kills the simulator). In a fresh interpreter."""
-    code = ("from engine.deformable import two_layer_sole; two_layer_sole(h=0.03)\n"
+    still raise BrokenPipeError (a dead haptic child otherwise kills the simulator), whether Gmsh ran in the main
+    thread or another. In a fresh interpreter."""
+    code = ("import threading\nfrom engine.deformable import rounded_sole, two_layer_sole\n"
+            "two_layer_sole(h=0.03)\n"
+            "worker = threading.Thread(target=rounded_sole, kwargs={'h': 0.03}); worker.start(); worker.join()\n"
             "import os; r, w = os.pipe(); os.close(r)\n"
             "try:\n    os.write(w, b'x')\nexcept BrokenPipeError:\n    print('broken pipe raised')\n")
     env = dict(os.environ, ARTICULA_CACHE_DIR=str(tmp_path))
