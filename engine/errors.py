@@ -26,6 +26,10 @@ class UniverseError(ArticulaError):
     """A universe (scene) file is malformed, or refers to something that does not exist."""
 
 
+class SoleError(ArticulaError):
+    """A deformable sole (engine.deformable) has a bad mesh, material or boundary condition."""
+
+
 class SimulationError(ArticulaError):
     """The simulation hit a non-finite value or another fault; the last good state is kept."""
 
