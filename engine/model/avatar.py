@@ -167,13 +167,13 @@ def _link(name, seg: Segment, start, end) -> str:
     capsule = max(seg.length - 2 * seg.radius, 0.0)
     rpy = "0 0 0" if abs(axis[2]) > 0.5 else "0 1.5707963267948966 0"   # capsules lie along z; feet along x
     return (f'  <link name="{name}">\n'
-            f'    <inertial><origin xyz="{_v(c)}"/><mass value="{seg.mass:.10g}"/>\n'
-            f'      <inertia ixx="{I[0, 0]:.10g}" ixy="0" ixz="0" iyy="{I[1, 1]:.10g}" iyz="0" izz="{I[2, 2]:.10g}"/>'
+            f'    <inertial><origin xyz="{_v(c)}"/><mass value="{_n(seg.mass)}"/>\n'
+            f'      <inertia ixx="{_n(I[0, 0])}" ixy="0" ixz="0" iyy="{_n(I[1, 1])}" iyz="0" izz="{_n(I[2, 2])}"/>'
             f'</inertial>\n'
-            f'    <visual><origin xyz="{_v(mid)}" rpy="{rpy}"/><geometry><capsule radius="{seg.radius:.10g}" '
-            f'length="{capsule:.10g}"/></geometry><material name="skin"/></visual>\n'
+            f'    <visual><origin xyz="{_v(mid)}" rpy="{rpy}"/><geometry><capsule radius="{_n(seg.radius)}" '
+            f'length="{_n(capsule)}"/></geometry><material name="skin"/></visual>\n'
             f'    <collision name="{name}"><origin xyz="{_v(mid)}" rpy="{rpy}"/><geometry><capsule '
-            f'radius="{seg.radius:.10g}" length="{capsule:.10g}"/></geometry></collision>\n'
+            f'radius="{_n(seg.radius)}" length="{_n(capsule)}"/></geometry></collision>\n'
             f'  </link>')
 
 
@@ -186,7 +186,12 @@ def _joint(name, kind, parent, child, origin, axis=None, limits=None) -> str:
 
 
 def _v(x) -> str:
-    return " ".join(f"{float(c) + 0.0:.10g}" for c in x)
+    return " ".join(_n(c) for c in x)
+
+
+def _n(x) -> str:
+    """A number written so that it reads back exactly (shortest round-trip form; no negative zero)."""
+    return repr(float(x) + 0.0)
 
 
 # ---- the scene -----------------------------------------------------------------------------------------------
@@ -219,7 +224,7 @@ def avatar_scene_xml(robot_path, robot_file: str, height: float) -> str:
         '<Universe name="avatar">',
         "  <Settings><TimeStep>0.001</TimeStep></Settings>",
         f'  <MultiBody name="avatar"><File>{robot_file}</File><FloatingBase>false</FloatingBase>',
-        f'    <Translation x="0" y="0" z="{hip:.10g}"/></MultiBody>',
+        f'    <Translation x="0" y="0" z="{_n(hip)}"/></MultiBody>',
         '  <Body name="ground"><Plane/><Mass>0</Mass><Color>0.55 0.6 0.65 1</Color></Body>',
         f'  <Controller plugin="pd" target="avatar" spherical="1" gravity_compensation="1"\n'
         f'              kp="{_v(kp)}"\n              kd="{_v(kd)}"/>',
