@@ -207,3 +207,9 @@ def test_command_writes_a_robot_and_a_scene_that_steps(tmp_path, capsys):
     sim = Simulation(load_universe(scene))
     sim.step(200)
     assert np.abs(sim.runs[0].v).max() < 1e-9        # q0 is held exactly: gravity compensation, no error
+
+
+def test_unwritable_output_is_an_error_naming_the_file(tmp_path, capsys):
+    target = tmp_path / "missing" / "avatar.xml"
+    assert avatar_command(["--height", "1.75", "--mass", "70", "--sex", "m", "-o", str(target)]) == 2
+    assert f"cannot write {target}" in capsys.readouterr().err
