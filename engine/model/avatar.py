@@ -51,7 +51,7 @@ DE_LEVA = {
           "hand": (78.0, 0.56, 74.74, 53.1, 45.4, 33.5), "thigh": (368.5, 14.78, 36.12, 36.9, 36.4, 16.2),
           "shank": (432.3, 4.81, 44.16, 27.1, 26.7, 9.3), "foot": (228.3, 1.29, 40.14, 29.9, 27.9, 13.9)},
 }
-SAMPLE_STATURE_MM = {"m": 1741.0, "f": 1735.0}  # Zatsiorsky–Seluyanov's samples (de Leva 1996, §2)
+SAMPLE_STATURE_MM = {"m": 1741.0, "f": 1735.0}  # mean statures of the samples (73.0 kg, 61.9 kg), de Leva 1996
 SEGMENTS = tuple(DE_LEVA["m"])
 DENSITY = 1000.0                # kg/m³, for the capsule radii only
 SHOULDER_DROP = 0.10            # shoulder joint centres below CERV, fraction of the trunk length

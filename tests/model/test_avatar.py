@@ -13,7 +13,7 @@ import engine
 from engine import Simulation, load_universe
 from engine.dynamics import crba, forward_kinematics
 from engine.dynamics.integrators import random_configuration
-from engine.model.avatar import avatar_command, avatar_scene_xml, avatar_xml, pd_gains
+from engine.model.avatar import add_avatar_parser, avatar_command, avatar_scene_xml, avatar_xml, pd_gains
 from engine.model.model import JointType
 from engine.model.pinocchio_layout import pinocchio_q
 
@@ -233,3 +233,14 @@ def test_capsules_carry_the_avatar_lying_on_the_ground(tmp_path):
     assert np.abs(sim.runs[0].v).max() < 1e-4
     assert contacts.force[:, 2].sum() == pytest.approx(70.0 * 9.81, rel=1e-6)
     assert np.all(contacts.depth < 1e-3)
+
+
+def test_add_avatar_parser_wires_the_command_into_a_cli(tmp_path):
+    """What engine/cli.py does with it: ``add_avatar_parser(subparsers)``, then ``args.run(args)``."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="articula")
+    add_avatar_parser(parser.add_subparsers(dest="command", required=True))
+    out = tmp_path / "a.xml"
+    args = parser.parse_args(["avatar", "--height", "1.8", "--mass", "80", "--sex", "m", "-o", str(out)])
+    assert args.command == "avatar" and args.run(args) == 0
+    assert engine.load_model(out).total_mass == pytest.approx(80.0, rel=1e-12)
