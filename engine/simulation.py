@@ -25,6 +25,7 @@ from engine.contact import _stepping_kernels as K
 from engine.contact.problem import project_closures
 from engine.contact.stepping import ContactStage, WorldBodies
 from engine.dynamics import aba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
+from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.lie import integrate_kernel
 from engine.errors import DivergenceError, PluginError, SimulationError, UniverseError
@@ -283,8 +284,11 @@ class Simulation:
     def _integrate(self, m, run, dt):
         """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
         §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator (semi-implicit Euler:
-        v⁺ = v_free, q⁺ = q ⊕ δt v⁺)."""
-        if run.in_contact or self.free_stepper is None:
+        v⁺ = v_free, q⁺ = q ⊕ δt v⁺); with another integrator, a closed chain touching nothing integrates its
+        constrained dynamics (``dynamics.closures``: energy-conserving where the time-stepping dissipates)."""
+        if run.model.closures and self.free_stepper is not None and not self._touching(m):
+            self._integrate_closed_chain(m, run, dt)
+        elif run.in_contact or self.free_stepper is None:
             if run.in_contact:
                 self._check(run.f_contact, "solver", run, "contact wrench")
                 np.add(run.f_ext, run.f_contact, out=run.f_total)
@@ -299,6 +303,20 @@ class Simulation:
             run.q[:], run.v[:] = q, v
         self._check(run.q, "integration", run, "configuration q")
         self._check_speed(run.v, "integration", run, "velocity v")
+
+    def _touching(self, m) -> bool:
+        """Whether multibody m is in a collision contact this step (loop closures aside)."""
+        c = self.contact_stage.contacts
+        return c is not None and len(c) > 0 and bool(np.any((c.multibody_a == m) | (c.multibody_b == m)))
+
+    def _integrate_closed_chain(self, m, run, dt):
+        """The universe's integrator on a = closed_chain_acceleration(q, v) (I.16), then q and v projected back
+        onto the closures (Gauss–Newton on the positions, the kinetic-metric projection on the velocities)."""
+        q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity,
+                                 acceleration=closed_chain_acceleration)
+        run.q[:] = q
+        project_closures(run, self.contact_stage.closures, m)
+        run.v[:] = project_velocity(run.model, run.data, run.q, v)
 
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.model.model import JointType
 from engine.plugins import register
 
 
-def actuated_mask(model) -> np.ndarray:
-    """True for velocity coordinates driven by a motor: 1-DOF joints (free-flyer, spherical and planar joints
-    are passive)."""
-    return model.joint_nv[model.dof_joint] == 1
+def actuated_mask(model, spherical: bool = False) -> np.ndarray:
+    """True for velocity coordinates driven by a motor: 1-DOF joints, and with ``spherical`` the three axes of
+    every spherical joint (a human's shoulders, hips: muscles drive them); free-flyer and planar joints, and
+    otherwise spherical ones, are passive."""
+    mask = model.joint_nv[model.dof_joint] == 1
+    if spherical:
+        mask |= model.joint_type[model.dof_joint] == JointType.SPHERICAL
+    return mask
 
 
 @register("gravity-compensation")
@@ -17,11 +22,11 @@ class GravityCompensation:
     kind = "controller"
     stage = "control"
 
-    def __init__(self, model, gravity):
+    def __init__(self, model, gravity, spherical=0.0):
         from engine.dynamics import rnea
         self.model, self.gravity, self._rnea = model, np.asarray(gravity, float), rnea
         self.data = model.create_data()
-        self.mask = actuated_mask(model)
+        self.mask = actuated_mask(model, bool(spherical))
         self.zero = np.zeros(model.nv)
 
     def reset(self, q, v):

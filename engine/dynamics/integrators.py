@@ -4,8 +4,9 @@ steppers of the free dynamics (seed 004 §2.7 integrator menu; seed 000 §3.6 qu
 The state is ``(q, v)``: ``q`` (nq,) on the product of the joints' groups (see ``engine.dynamics.lie``),
 ``v`` (nv,) joint velocities, body-frame for spherical, free-flyer and planar joints (Pinocchio).  Each
 stepper advances ``(q, v)`` by ``dt`` seconds under the joint forces ``tau`` (nv,), optional external
-wrenches ``f_ext`` and ``gravity`` (m/s², base frame), with accelerations from ``aba``; it returns new
-arrays ``(q_next, v_next)`` and leaves its inputs untouched.
+wrenches ``f_ext`` and ``gravity`` (m/s², base frame), with accelerations from ``aba`` (or from
+``acceleration``, a function with ``aba``'s signature: a closed chain passes its constrained dynamics,
+``engine.dynamics.closures``); it returns new arrays ``(q_next, v_next)`` and leaves its inputs untouched.
 
 * ``step_semi_implicit_euler``: v⁺ = v + dt·a(q, v); q⁺ = q ⊕ dt·v⁺ (symplectic; the time-stepping base).
 * ``step_rk2``: explicit midpoint.  ``step_rk4``: classical Runge–Kutta, as Runge–Kutta–Munthe-Kaas on the
@@ -126,10 +127,10 @@ def _acceleration(model, data, q, v, tau, f_ext, gravity):
     return np.array(dynamics.aba(model, data, q, v, tau, f_ext=f_ext, gravity=gravity), dtype=float)
 
 
-def _stage(model, data, q, xi, vi, tau, f_ext, gravity):
+def _stage(model, data, q, xi, vi, tau, f_ext, gravity, acceleration=_acceleration):
     """Slopes of a Runge–Kutta stage at (q ⊕ ξ, vi): the acceleration, and the configuration rate
     dexp⁻¹(ξ, vi) in q's chart (vi itself when ξ = 0)."""
-    return _acceleration(model, data, _advance(model, q, xi), vi, tau, f_ext, gravity), _dexp_inv(model, xi, vi)
+    return acceleration(model, data, _advance(model, q, xi), vi, tau, f_ext, gravity), _dexp_inv(model, xi, vi)
 
 
 def _advance(model, q, xi):
@@ -152,36 +153,38 @@ def _checked(model, q, v, tau, dt):
     return check_configuration(model, q), _vector(v, model.nv, "v"), _vector(tau, model.nv, "tau")
 
 
-def step_explicit_euler(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY):
+def step_explicit_euler(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY, acceleration=None):
     """Explicit Euler, seed 004 eq. 10: q⁺ = q ⊕ dt·v, v⁺ = v + dt·a(q, v).  Not for use: it gains energy
     every oscillation (documented as the bad example; see the module docstring)."""
     q, v, tau = _checked(model, q, v, tau, dt)
-    a = _acceleration(model, data, q, v, tau, f_ext, gravity)
+    a = (acceleration or _acceleration)(model, data, q, v, tau, f_ext, gravity)
     return _advance(model, q, dt * v), v + dt * a
 
 
-def step_semi_implicit_euler(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY):
+def step_semi_implicit_euler(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY, acceleration=None):
     """Semi-implicit (symplectic) Euler, seed 004 eq. 11: v⁺ = v + dt·a(q, v), q⁺ = q ⊕ dt·v⁺."""
     q, v, tau = _checked(model, q, v, tau, dt)
-    v_next = v + dt * _acceleration(model, data, q, v, tau, f_ext, gravity)
+    v_next = v + dt * (acceleration or _acceleration)(model, data, q, v, tau, f_ext, gravity)
     return _advance(model, q, dt * v_next), v_next
 
 
-def step_rk2(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY):
+def step_rk2(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY, acceleration=None):
     """Explicit midpoint, seed 004 eq. 24: the slopes at (q ⊕ dt/2·v, v + dt/2·a(q, v)) advance the step."""
     q, v, tau = _checked(model, q, v, tau, dt)
-    args = (tau, f_ext, gravity)
-    A1 = _acceleration(model, data, q, v, *args)
+    accel = acceleration or _acceleration
+    args = (tau, f_ext, gravity, accel)
+    A1 = accel(model, data, q, v, tau, f_ext, gravity)
     A2, K2 = _stage(model, data, q, 0.5 * dt * v, v + 0.5 * dt * A1, *args)
     return _advance(model, q, dt * K2), v + dt * A2
 
 
-def step_rk4(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY):
+def step_rk4(model, data, q, v, tau, dt, f_ext=None, gravity=GRAVITY, acceleration=None):
     """Classical RK4 (seed 004 eq. 25-33) on the group, in Runge–Kutta–Munthe-Kaas form: stage i sits at
     (q ⊕ ξᵢ, v + cᵢ dt Aᵢ₋₁) with ξᵢ = cᵢ dt Kᵢ₋₁, and its configuration slope is Kᵢ = dexp⁻¹(ξᵢ, vᵢ)."""
     q, v, tau = _checked(model, q, v, tau, dt)
-    args = (tau, f_ext, gravity)
-    A1, K1 = _acceleration(model, data, q, v, *args), v
+    accel = acceleration or _acceleration
+    args = (tau, f_ext, gravity, accel)
+    A1, K1 = accel(model, data, q, v, tau, f_ext, gravity), v
     A2, K2 = _stage(model, data, q, 0.5 * dt * K1, v + 0.5 * dt * A1, *args)
     A3, K3 = _stage(model, data, q, 0.5 * dt * K2, v + 0.5 * dt * A2, *args)
     A4, K4 = _stage(model, data, q, dt * K3, v + dt * A3, *args)
