@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "default.xml"
-COMMANDS = ("gui", "run", "cache")
+COMMANDS = ("gui", "run", "cache", "avatar")
 MAX_STEPS = 10_000_000          # a run longer than this needs --force (a time step far too small, say)
 
 
@@ -266,12 +266,12 @@ def parser() -> argparse.ArgumentParser:
         description="Articula: an interactive simulator of poly-articulated bodies.\n"
                     "Without a command, opens the window on SCENE (the default scene when none is given).",
         epilog="examples:\n  articula scenes/amelif_example.xml\n  articula run scenes/default.xml --duration 5 "
-               "--out runs/talos\n  articula cache clear")
+               "--out runs/talos\n  articula cache clear\n  articula avatar --height 1.75 --mass 70 --sex m -o avatar.xml")
     top.add_argument("--version", action="version", version=f"articula {version()}")
     level = top.add_mutually_exclusive_group()
     level.add_argument("-v", "--verbose", action="store_true", help="every warning, tracebacks on errors")
     level.add_argument("-q", "--quiet", action="store_true", help="errors and the run summary only")
-    sub = top.add_subparsers(dest="command", metavar="{gui,run,cache}")
+    sub = top.add_subparsers(dest="command", metavar="{gui,run,cache,avatar}")
     g = sub.add_parser("gui", help="open the window on a scene (the default when no command is given)")
     g.add_argument("scene", nargs="?", default=str(DEFAULT_SCENE), help="a universe XML, robot XML or URDF")
     r = sub.add_parser("run", help="run a scene headless and log it")
@@ -285,6 +285,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", dest="run_quiet", action="store_true", help="the same as articula -q run")
     c = sub.add_parser("cache", help="show or clear the on-disk caches")
     c.add_argument("action", choices=("info", "clear"))
+    from engine.model.avatar import add_avatar_parser
+    add_avatar_parser(sub)
     return top
 
 
@@ -322,6 +324,8 @@ def main(argv=None) -> int:
                        args.quiet or args.run_quiet, args.verbose, args.force)
         if args.command == "cache":
             return cache(args.action)
+        if args.command == "avatar":
+            return args.run(args)
         return gui(args.scene, args.quiet)
     except ArticulaError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -35,10 +35,19 @@ def articula(*args, display=None, timeout=120):
 def test_help_and_version_print_and_exit_0_with_or_without_a_display(display):
     done = articula("--help", display=display)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: articula") and "{gui,run,cache}" in done.stdout
+    assert done.stdout.startswith("usage: articula") and "{gui,run,cache,avatar}" in done.stdout
     assert "run a scene headless" in done.stdout and done.stderr == ""
     done = articula("--version", display=display)
     assert done.returncode == 0 and done.stdout.strip() == "articula 0.1.0"
+
+
+def test_avatar_writes_a_robot_file_of_the_requested_mass_and_refuses_a_negative_height(tmp_path, capsys):
+    import engine
+    out = tmp_path / "person.xml"
+    assert main(["avatar", "--height", "1.62", "--mass", "55", "--sex", "f", "-o", str(out)]) == 0
+    assert abs(engine.load_model(out).total_mass - 55.0) < 1e-9
+    assert main(["avatar", "--height", "-1", "--mass", "55", "--sex", "f", "-o", str(tmp_path / "x.xml")]) == 2
+    assert "--height must be a positive number of metres (got -1.0)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args, message", [(["bogus"], "invalid choice: 'bogus'"),
