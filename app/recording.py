@@ -186,7 +186,10 @@ def _warm_start_arrays(warm_starts) -> dict:
     out = {"warm_count": np.array([len(w["pair"]) for w in warm_starts]),
            "warm_pair": np.full((len(warm_starts), n), -1), "warm_point": np.zeros((len(warm_starts), n, 3)),
            "warm_force": np.zeros((len(warm_starts), n, 3)),
-           "warm_closure_force": np.stack([w["closure_force"] for w in warm_starts])}
+           "warm_closure_force": np.stack([w["closure_force"] for w in warm_starts]),
+           "warm_sole_sizes": np.array([len(U) for U in warm_starts[0].get("sole_displacement", [])], dtype=int),
+           "warm_sole_displacement": np.stack([np.concatenate([np.zeros(0)] + list(w.get("sole_displacement", [])))
+                                               for w in warm_starts])}
     for k, w in enumerate(warm_starts):
         c = len(w["pair"])
         out["warm_pair"][k, :c], out["warm_point"][k, :c], out["warm_force"][k, :c] = w["pair"], w["point"], w["force"]
@@ -197,8 +200,13 @@ def _warm_start(data, k) -> dict:
     if "warm_count" not in data.files:
         return {}
     c = int(data["warm_count"][k])
+    soles = []
+    if "warm_sole_sizes" in data.files and len(data["warm_sole_sizes"]):
+        sizes = np.cumsum(data["warm_sole_sizes"])[:-1]
+        soles = [U.copy() for U in np.split(data["warm_sole_displacement"][k], sizes)]
     return dict(pair=data["warm_pair"][k, :c].copy(), point=data["warm_point"][k, :c].copy(),
-                force=data["warm_force"][k, :c].copy(), closure_force=data["warm_closure_force"][k].copy())
+                force=data["warm_force"][k, :c].copy(), closure_force=data["warm_closure_force"][k].copy(),
+                sole_displacement=soles)
 
 
 def _external_arrays(externals) -> dict:

@@ -483,3 +483,29 @@ def _add_wrenches(sides, maps, f_all, row, rows, wrench):
             for r in range(rows):
                 w += maps[s, r, j] * f_all[row + r]
             wrench[sides[s], j] += w
+
+
+# ---- deformable soles (soles.py) -----------------------------------------------------------------------------------
+
+@kernel
+def add_sole_compliance(Wg, rows, frames, blocks, slot, U, dt, u_all, global_rows):
+    """Sole node contacts i, l (rows ``rows`` of the group's W, 3 each): W_il += F_i K_c⁻¹[s_i, s_l] F_lᵀ / δt,
+    and their free velocity u_i −= F_i U_c[s_i] / δt (F_i: sole frame → contact frame i; soles.py, step 2)."""
+    k = slot.shape[0]
+    for i in range(k):
+        for l in range(k):
+            B = blocks[slot[i], slot[l]]
+            for a in range(3):
+                for b in range(3):
+                    acc = 0.0
+                    for x in range(3):
+                        fb = 0.0
+                        for y in range(3):
+                            fb += B[x, y] * frames[l, b, y]
+                        acc += frames[i, a, x] * fb
+                    Wg[rows[i] + a, rows[l] + b] += acc / dt
+        for a in range(3):
+            acc = 0.0
+            for x in range(3):
+                acc += frames[i, a, x] * U[3 * slot[i] + x]
+            u_all[global_rows[i] + a] -= acc / dt

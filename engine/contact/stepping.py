@@ -30,6 +30,7 @@ from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, r
 from engine.contact.groups import contact_groups, group_layout
 from engine.contact.newton import nonsmooth_newton_blocks
 from engine.contact.problem import closure_rows
+from engine.contact.soles import SoleContacts
 from engine.contact.solvers import SOLVERS, solve, solver_name
 from engine.errors import UniverseError
 from engine.model.model import JointType
@@ -139,6 +140,8 @@ class ContactStage:
                                                       face_tolerance=c.face_tolerance,
                                                       filter=_pair_filter(universe)))
         self.closures = Closures(runs)
+        specs = [(m, spec) for m, mb in enumerate(universe.multibodies) for spec in mb.soles]
+        self.soles = SoleContacts(specs, self.world, bodies, c.margin) if specs else None
         self.solver = solver_name(universe.solver.name)
         self.plugin = None if self.solver in SOLVERS else plugins.create(
             PluginSpec("solver", self.solver, source=universe.source), settings=universe.solver)
@@ -166,12 +169,16 @@ class ContactStage:
         self.forces = np.zeros((0, 3))                       # world force on body a of each contact
         self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
         self.closures.force[:] = 0.0
+        if self.soles:
+            self.soles.relax()
 
     def warm_start(self) -> dict:
         """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, and the
         closure forces. With the configuration, it makes a restored run continue exactly as the original."""
         pair, point, force = self.previous
-        return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy())
+        soles = self.soles.displacements() if self.soles else []
+        return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy(),
+                    sole_displacement=soles)
 
     def set_warm_start(self, warm: dict):
         """Restore a ``warm_start()``; an empty dict forgets the warm start."""
@@ -181,6 +188,8 @@ class ContactStage:
         self.previous = (np.array(warm["pair"], np.int64), np.array(warm["point"], float),
                          np.array(warm["force"], float))
         self.closures.force[:] = warm["closure_force"]
+        if self.soles:
+            self.soles.set_displacements(warm.get("sole_displacement"))
 
     def step(self, dt):
         """Detection → groups → Λ → solve → ``run.f_contact`` for the step δt (each stage timed)."""
@@ -189,7 +198,10 @@ class ContactStage:
             np.copyto(self.world.placements[0], self.bodies.R[:n])
             np.copyto(self.world.placements[1], self.bodies.p[:n])
             self.world.update()
-            c = self.contacts = self.world.detect()
+            c = self.world.detect()
+            if self.soles:
+                c = self.soles.detect(c)
+            self.contacts = c
         if len(c) == 0 and not len(self.closures):
             self.reset()
             self._apply(0)
@@ -199,6 +211,8 @@ class ContactStage:
         with self.timer.stage("delassus"):
             W = np.zeros(a["w_start"][ng])
             methods = self._delassus(a, W, ng, dt)
+            if self.soles:
+                self.soles.add_compliance(a, W, dt)
         with self.timer.stage("solver"):
             stats = self._solve_groups(a, W, ng)
             cl = self.closures
@@ -207,6 +221,8 @@ class ContactStage:
             K.scatter(a["f"], a["contact_row"], a["C"], a["side"], a["X"], a["closure_row"], cl.rows, cl.side, cl.X,
                       f_local, self.forces, cl.force, self.bodies.wrench)
             self._apply(ng)
+            if self.soles:
+                self.soles.update(f_local)
         self.previous = (c.pair, c.point, f_local)
         self.counts.add(c, stats)
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],

@@ -129,6 +129,7 @@ class MultiBodyInstance:
     p: np.ndarray
     q0: np.ndarray
     v0: np.ndarray
+    soles: tuple = ()          # SoleSpec (engine.model.sole_xml): deformable soles under its links
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,12 @@ from engine.model import universe as U
 from engine.model.description import LinkSpec, RobotDescription, compile_model
 from engine.model.model import Geometry, JointType, neutral
 from engine.model.paths import resolve_path
+from engine.model.sole_xml import sole_specs
 from engine.model.xmlutil import Reader, degrees, parse_xml
 
 UNIVERSE_TAGS = {"MultiBody", "Body", "Configurations", "Settings", "Material", "CollisionPairs", "Controller",
                  "Device", "Sensor", "PluginModule"}
-MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label"}
+MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label", "Sole"}
 SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius length", 2),
           "Capsule": ("radius length", 2), "Plane": ("", 0)}
 BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
@@ -122,7 +123,8 @@ def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
     if material != "default":  # the scene's material for the geometries the robot file leaves at "default"
         model = replace(model, geometries=tuple(replace(g, material=material) if g.material == "default" else g
                                                 for g in model.geometries))
-    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv))
+    soles = sole_specs(r, el, path, model, name, material, materials, _placement)
+    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv), soles=soles)
 
 
 def _bool_text(r, el):

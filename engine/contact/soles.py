@@ -1,0 +1,233 @@
+"""Deformable soles in the contact stage: the hybrid rigid + FEM contact of seed 000 §3.8–3.9 (thesis §4.3–4.5),
+solved inside the same frictional contact problem as every rigid contact.
+
+A sole (``engine.model.sole_xml.SoleSpec``) is glued under a body; its candidate contact nodes sit at
+X + U_c in the sole frame, U_c (3c,) their displacement, part of the simulation's state. Each step:
+
+1. **Detection by the node test** (thesis §4.3.4): every candidate node within the contact margin of a static
+   plane is a contact of the sole's body with that plane, at the displaced node — one point per node, so that
+   P is a selection (a node test carries weight 1 on its node; eqs. 4.23–4.29 reduce to it).
+2. **The compliance block** (4.15–4.21, 4.32, corrected as in ``engine.deformable.hybrid``): after Λ, the
+   group's W gains C_i R K_c⁻¹[s_i, s_l] Rᵀ C_lᵀ / δt between node contacts i, l of one sole and its free
+   velocity −C_i R U_c[s_i] / δt (R: the sole frame in world axes, C_i the contact frame): the node's motion
+   relative to its body over the step, U̇_c = (K_c⁻¹ F_c − U_cᵗ)/δt (4.17, 4.22).
+3. **The node update** (4.22): after the solve, F_c = Pᵀ f in the sole frame and U_c = K_c⁻¹ F_c.
+
+The sole is quasi-static (massless, as in the thesis): a node that leaves the ground springs back at once. Its
+elastic energy is ½ U_c · K_c U_c. Strain beyond the small-strain limit (10 %, ``engine.deformable.strain``)
+is warned about once per sole and counted in ``summary()``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from engine.collision.contacts import Contacts, ContactTables
+from engine.collision.materials import pair_material
+from engine.contact import _stepping_kernels as K
+from engine.deformable.strain import SMALL_STRAIN, SmallStrainWarning, max_strain
+
+STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
+
+
+class SoleContacts:
+    """The soles of a universe against its static planes (``detect``, ``add_compliance``, ``update``).
+
+    ``specs``: (multibody index, SoleSpec) pairs; ``world``: the CollisionWorld whose objects and tables the
+    sole contacts extend (one extra pair per sole and static plane, after the world's, so contacts stay sorted
+    by pair); ``bodies``: the contact stage's WorldBodies.
+    """
+
+    def __init__(self, specs, world, bodies, margin: float):
+        self.specs, self.bodies, self.margin = [s for _, s in specs], bodies, margin
+        self.global_body = np.array([bodies.offset[m] + s.body for m, s in specs], dtype=np.int64)
+        self.rest = [s.sole.mesh.node_position[s.sole.contact_node] for s in self.specs]
+        self.U = [np.zeros(3 * len(s.sole.contact_node)) for s in self.specs]
+        self.planes = _static_planes(world)
+        self.tables, self.pair = _extended_tables(world, specs, self.planes)
+        self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
+        self._warned = set()
+        self._contact = []                                  # per sole: (contact indices, slots, frames)
+
+    def __len__(self):
+        return len(self.specs)
+
+    # ----- state ----------------------------------------------------------------------------------------------
+
+    def displacements(self) -> list:
+        """Copies of every sole's U_c (3c,), m, sole frame."""
+        return [U.copy() for U in self.U]
+
+    def set_displacements(self, U):
+        """Restore ``displacements()``; ``None`` or empty: every sole at rest."""
+        for k, own in enumerate(self.U):
+            own[:] = 0.0 if not U else np.asarray(U[k], dtype=float)
+
+    def elastic_energy(self) -> float:
+        """Σ ½ U_c · K_c U_c over the soles (J)."""
+        return float(sum(0.5 * U @ s.sole.K_c @ U for s, U in zip(self.specs, self.U)))
+
+    # ----- per step -------------------------------------------------------------------------------------------
+
+    def placement(self, k) -> tuple[np.ndarray, np.ndarray]:
+        """World placement (R, p) of sole k's frame."""
+        g, s = self.global_body[k], self.specs[k]
+        return self.bodies.R[g] @ s.R, self.bodies.R[g] @ s.p + self.bodies.p[g]
+
+    def node_positions(self, k) -> np.ndarray:
+        """(c, 3) world positions of sole k's displaced candidate contact nodes."""
+        R, p = self.placement(k)
+        return (self.rest[k] + self.U[k].reshape(-1, 3)) @ R.T + p
+
+    def detect(self, contacts: Contacts) -> Contacts:
+        """``contacts`` followed by the node contacts of every sole (the node test against each static plane)."""
+        parts, self._contact = [], []
+        n = len(contacts)
+        for k in range(len(self.specs)):
+            x = self.node_positions(k)
+            slots, planes = [], []
+            for j, (normal, offset, _, _) in enumerate(self.planes):
+                gap = x @ normal - offset
+                near = np.flatnonzero(gap <= self.margin)
+                if len(near):
+                    depth = -gap[near]
+                    parts.append((x[near] + 0.5 * depth[:, None] * normal, np.tile(normal, (len(near), 1)), depth,
+                                  np.full(len(near), self.pair[k, j], dtype=np.int64)))
+                    slots.append(near)
+            slots = np.concatenate(slots) if slots else np.zeros(0, np.int64)
+            self._contact.append([np.arange(n, n + len(slots)), slots, None])
+            n += len(slots)
+        if not parts:
+            return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
+        point, normal, depth, pair = (np.concatenate([getattr(contacts, a)] + [p[i] for p in parts])
+                                      for i, a in enumerate(("point", "normal", "depth", "pair")))
+        return Contacts(point, normal, depth, pair, self.tables)
+
+    def add_compliance(self, a, W, dt):
+        """W_g += C R K_c⁻¹ Rᵀ Cᵀ / δt on each sole's node contacts and u_free −= C R U_c / δt (module
+        docstring, step 2); ``a`` is the contact stage's layout of this step."""
+        group = np.empty(len(a["contact_row"]), np.int64)
+        cs = a["contact_start"]
+        for g in range(len(a["row_start"]) - 1):
+            group[a["contacts"][cs[g]:cs[g + 1]]] = g
+        for k, item in enumerate(self._contact):
+            index, slot, _ = item
+            if not len(index):
+                continue
+            R, _ = self.placement(k)
+            frames = item[2] = a["C"][index] @ R                                  # sole frame → contact frame
+            g = int(group[index[0]])
+            r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
+            rows = a["contact_row"][index]
+            Wg = W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0)
+            K.add_sole_compliance(Wg, rows - r0, frames, self.specs[k].sole.compliance_blocks, slot, self.U[k], dt,
+                                  a["u_all"], rows)
+
+    def update(self, f_local):
+        """U_c = K_c⁻¹ Pᵀ f (4.22) from the solved contact forces ``f_local`` (nc, 3; contact frames, on the
+        sole), and the small-strain check."""
+        for k, (index, slot, frames) in enumerate(self._contact):
+            sole = self.specs[k].sole
+            F = np.zeros((len(sole.contact_node), 3))
+            if len(index):
+                np.add.at(F, slot, np.einsum("ipx,ip->ix", frames, f_local[index]))
+            self.U[k] = sole.K_c_inv @ F.ravel()
+            self._check_strain(k)
+
+    def relax(self):
+        """No contact this step: every sole springs back to rest."""
+        for U in self.U:
+            U[:] = 0.0
+        self._contact = [[np.zeros(0, np.int64), np.zeros(0, np.int64), None] for _ in self.specs]
+
+    def node_forces(self, k, f_local) -> np.ndarray:
+        """(c, 3) forces on sole k's candidate nodes in the sole frame for the contact forces ``f_local``."""
+        index, slot, frames = self._contact[k]
+        F = np.zeros((len(self.rest[k]), 3))
+        if len(index) and frames is not None:
+            np.add.at(F, slot, np.einsum("ipx,ip->ix", frames, f_local[index]))
+        return F
+
+    def _check_strain(self, k):
+        """The exact largest strain (all nodes recovered, 4.22) once the contact nodes' compression passes
+        ``STRAIN_PROBE`` of the limit; a warning the first time it passes the limit."""
+        spec = self.specs[k]
+        compression = float(np.abs(self.U[k]).max()) / spec.thickness
+        if compression < STRAIN_PROBE * SMALL_STRAIN:
+            self.strain[k] = max(self.strain[k], compression)
+            return
+        strain = max_strain(spec.sole.mesh, spec.sole.displacement(self.U[k]))
+        self.strain[k] = max(self.strain[k], strain)
+        if strain > SMALL_STRAIN and k not in self._warned:
+            self._warned.add(k)
+            warnings.warn(f"{spec.source}: the sole under {spec.multibody}/{spec.link} is strained {strain:.3g}, "
+                          f"beyond the small-strain limit {SMALL_STRAIN:g} of the linear model: the deformation "
+                          f"is not physical (a stiffer material or a thicker sole?)", SmallStrainWarning,
+                          stacklevel=2)
+
+    def summary(self) -> str:
+        """One line for a run summary: the soles, their largest strain, and those past the limit."""
+        worst = ", ".join(f"{s.multibody}/{s.link} {e:.2%}" for s, e in zip(self.specs, self.strain))
+        past = sum(e > SMALL_STRAIN for e in self.strain)
+        return f"soles: {len(self.specs)}, largest strain {worst}" + (f"; {past} past the small-strain limit "
+                                                                        f"{SMALL_STRAIN:.0%}" if past else "")
+
+
+def _static_planes(world) -> list:
+    """(unit normal, offset, object index in ``world.objects``, Geometry) of every static plane of the world: the
+    half-space z ≤ 0 of the geometry's frame, n · x ≤ offset."""
+    planes = []
+    for o, obj in enumerate(world.objects):
+        if obj.multibody >= 0:
+            continue
+        for g in world.geometries:
+            if g.kind == "plane" and g.role == "collision" and _owner(world, g) == o:
+                n = g.R[:, 2]
+                planes.append((n, float(n @ g.p), o, g))
+    return planes
+
+
+def _owner(world, geometry) -> int:
+    """The object index owning ``geometry`` (by the shapes built from it)."""
+    g = next(i for i, item in enumerate(world.geometries) if item is geometry)
+    return int(world.shape_object[np.flatnonzero(world.shape_geometry == g)[0]])
+
+
+def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray]:
+    """The world's ContactTables with one object per sole body (reused when the body already carries shapes)
+    and one pair per (sole, plane); returns them and the (soles, planes) pair indices."""
+    t = world.tables
+    objects = {(o.multibody, o.body): i for i, o in enumerate(world.objects)}
+    object_multibody, object_body = list(t.object_multibody), list(t.object_body)
+    pair_object, pair_geometry = [t.pair_object], [t.pair_geometry]
+    pair_mu, pair_restitution = [t.pair_mu], [t.pair_restitution]
+    index = np.zeros((len(specs), len(planes)), dtype=np.int64)
+    npairs = len(t.pair_mu)
+    geometry_index = {id(g): i for i, g in enumerate(world.geometries)}
+    for k, (m, spec) in enumerate(specs):
+        o = objects.get((m, spec.body))
+        if o is None:
+            o = objects[(m, spec.body)] = len(object_multibody)
+            object_multibody.append(m)
+            object_body.append(spec.body)
+        for j, (_, _, plane_object, geometry) in enumerate(planes):
+            mu, restitution = pair_material(world.material_table, spec.surface, geometry.material)
+            pair_object.append([[o, plane_object]])
+            pair_geometry.append([[-1, geometry_index[id(geometry)]]])
+            pair_mu.append([mu])
+            pair_restitution.append([restitution])
+            index[k, j] = npairs
+            npairs += 1
+    frozen = [np.concatenate(a).astype(a[0].dtype) for a in (pair_object, pair_geometry, pair_mu, pair_restitution)]
+    for a in frozen:
+        a.flags.writeable = False
+    tables = ContactTables(*frozen, object_multibody=_frozen(np.array(object_multibody, np.int64)),
+                           object_body=_frozen(np.array(object_body, np.int64)))
+    return tables, index
+
+
+def _frozen(a):
+    a.flags.writeable = False
+    return a
+
