@@ -463,9 +463,9 @@ def least_norm_solve(A, b):
     P A Pᵀ = B Bᵀ with B (m, r) lower trapezoidal, r the number of pivots above POLISH_RCOND × max diag A.
     Then A⁺ = Pᵀ B (BᵀB)⁻² Bᵀ P, so y = Pᵀ B G⁻¹ G⁻¹ Bᵀ P b with G = BᵀB (r × r, positive definite).
     """
-    y = _definite_solve(A, b)
-    if y.shape[0]:
-        return y
+    L = definite_cholesky(A)
+    if L.shape[0]:
+        return _cholesky_solve(L, b)
     m = A.shape[0]
     perm = np.arange(m)
     Bt = np.zeros((m, m))                            # Bt[k] = column k of B (contiguous)
@@ -515,25 +515,25 @@ def least_norm_solve(A, b):
 
 
 @njit(cache=True, nogil=True)
-def _definite_solve(A, b):
-    """A⁻¹ b by LAPACK's Cholesky when A is numerically positive definite — every pivot L_ii² above
-    POLISH_RCOND × max diag A, so that A⁺ = A⁻¹ and the pivoted factorisation would find the same solution
-    (a compliant contact set: FEM soles make W_SS full rank) — else an empty array. A is left unchanged."""
+def definite_cholesky(A):
+    """L with L Lᵀ = A by LAPACK when A is numerically positive definite — every pivot L_ii² above
+    POLISH_RCOND × max diag A, so that A⁺ = A⁻¹ and the pivoted factorisation would find the same solution (a
+    compliant contact set: FEM soles make W_SS full rank) — else an empty (0, 0) array. A is left unchanged."""
     m = A.shape[0]
     cut = 0.0
     for i in range(m):
         cut = max(cut, A[i, i])
     cut *= POLISH_RCOND
     if m == 0 or cut <= 0.0:
-        return np.zeros(0)
+        return np.zeros((0, 0))
     try:
         L = np.linalg.cholesky(A)
     except Exception:                                # not positive definite
-        return np.zeros(0)
+        return np.zeros((0, 0))
     for i in range(m):
         if not L[i, i] * L[i, i] > cut:
-            return np.zeros(0)
-    return _cholesky_solve(L, b)
+            return np.zeros((0, 0))
+    return L
 
 
 @njit(cache=True, nogil=True)

@@ -38,7 +38,8 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import BILATERAL, INERT, _sweep, least_norm_solve, natural_residual, project_cone
+from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, least_norm_solve, natural_residual,
+                                    project_cone)
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
@@ -125,9 +126,30 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
         x = least_norm_solve(A, rhs)
     else:
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
-        x = least_norm_rows(A, rhs)
+        x = _regular_solve(W, rows, A, rhs)
+        if not x.shape[0]:
+            x = least_norm_rows(A, rhs)
     for a in range(m):
         df[rows[a]] = x[a]
+
+
+@njit(cache=True, nogil=True)
+def _regular_solve(W, rows, J, b):
+    """J⁻¹ b by LAPACK's LU when W_AA is numerically positive definite (``definite_cholesky``: the compliant
+    contacts of FEM soles), where J_AA is regular and the least-norm solution is the only one; else an empty
+    array (the caller's QR then finds the least-norm solution of a hyperstatic rigid set)."""
+    m = J.shape[0]
+    W_AA = np.empty((m, m))
+    for a in range(m):
+        for c in range(m):
+            W_AA[a, c] = W[rows[a], rows[c]]
+    if not definite_cholesky(W_AA).shape[0]:
+        return np.zeros(0)
+    x = np.linalg.solve(J, b)
+    for a in range(m):
+        if not math.isfinite(x[a]):
+            return np.zeros(0)
+    return x
 
 
 @njit(cache=True, nogil=True)
