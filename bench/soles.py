@@ -1,18 +1,21 @@
-"""Deformable soles (seed 000 §3.8): the cost of precomputing a sole.
+"""Deformable soles (seed 000 §3.8-3.9, §4.4): precomputation, the cost of standing on soles, the drop experiment
+and the material sweep.
 
-    python bench/soles.py [--part precompute|compliance] [--repeat 5]
+    python bench/soles.py [precompute|standing|drop|sweep] [--repeat 5]
 
-Part "precompute": the thesis's sole (22 × 13 × 2 cm, E = 3 MPa, ν = 0.4, §4.4) meshed by scikit-fem's
-structured generator at three element sizes (2, 1 and 0.7 cm: 1, 2 and 3 layers of cells), and the two-layer
-sole with pads (Gmsh). For each: nodes, candidate contact nodes (the bottom face), the time to mesh, and
-``build_sole`` (assembly, Dirichlet reduction, condensation onto the contact nodes, K_c⁻¹) cold (empty cache)
-and from the disk cache; medians of ``--repeat`` runs, each cold run with a fresh cache directory. Targets (issue 11): < 5 s cold and < 0.2 s cached
-with ≥ 40 contact nodes. Peer: the same K_c⁻¹ read off the dense inverse of K^r (numpy), what the condensation
-avoids, where it fits in a few seconds.
+precompute: the thesis's sole (22 × 13 × 2 cm, E = 3 MPa, ν = 0.4) meshed by scikit-fem's structured generator
+at three element sizes, and the two-layer sole with pads (Gmsh): nodes, candidate contact nodes, the time to
+mesh, ``build_sole`` cold (empty cache) and from the disk cache; peer: K_c⁻¹ read off the dense inverse of K^r,
+what the condensation avoids. Targets (issue 11): < 5 s cold, < 0.2 s cached, ≥ 40 contact nodes.
 
-Part "compliance": what the contact stage will pay per collision group and step, for k contact points on the
-1 cm sole: the barycentric weights (``contact_weights``) and the block P K_c⁻¹ Pᵀ/δt with its free-velocity
-shift in the contact frames (``compliance``); medians of 20 batches.
+standing: Talos standing on its rigid feet and on two FEM soles (scenes/default.xml, scenes/talos_soles.xml),
+alternated in one process: time per step, its ratio to rigid (target ≤ 2), the real-time factor, contact nodes
+per foot, rows of the largest solve, the stages.
+
+drop: the thesis's drop (L2266): Talos from 1 cm with every joint at 0, rigid feet, flexible ankles, FEM soles,
+two-layer soles (scenes/drop_*.xml): the peak vertical acceleration of the torso and the time per step.
+
+sweep: the drop on soles over E (1-10 MPa) × ν (0.01-0.49), the thesis's material study.
 """
 from __future__ import annotations
 
@@ -21,16 +24,18 @@ import os
 import statistics
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from time import perf_counter
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from engine.deformable import (Material, box_mesh, build_sole, compliance, contact_weights,   # noqa: E402
-                               two_layer_sole)
-from engine.deformable.assembly import stiffness                                # noqa: E402
+from engine import Simulation, load_universe                                         # noqa: E402
+from engine.deformable import Material, SmallStrainWarning, box_mesh, build_sole, two_layer_sole  # noqa: E402
+from engine.deformable.assembly import stiffness                                      # noqa: E402
 
 RUBBER = [Material(3e6, 0.4)]
 LAYERS = [Material(3e6, 0.25), Material(1e6, 0.25)]        # the thesis's two-layer sole (§4.6)
@@ -80,39 +85,100 @@ def precompute(repeat: int):
     print(f"load average {os.getloadavg()[0]:.1f} after the runs")
 
 
-def compliance_cost(repeat: int):
+def standing(repeat: int, seconds: float = 0.5):
+    """Talos standing on its rigid feet (scenes/default.xml) and on two FEM soles (scenes/talos_soles.xml),
+    alternated in one process: the median wall time per step, the stages, contact nodes and solve rows."""
+    scenes = {"rigid": ROOT / "scenes/default.xml", "FEM soles": ROOT / "scenes/talos_soles.xml"}
+    sims = {name: Simulation(load_universe(path)) for name, path in scenes.items()}
+    for sim in sims.values():
+        sim.step(300)                                       # settled, kernels compiled
+    steps = int(seconds / 1e-3)
+    per_step = {name: [] for name in sims}
+    stages = {}
+    for _ in range(repeat):
+        for name, sim in sims.items():
+            sim.timer.reset()
+            per_step[name].append(_timed(lambda: sim.step(steps))[0] / steps)
+            stages[name] = sim.timer.summary()
+    rigid = statistics.median(per_step["rigid"])
+    print(f"standing: Talos, {steps} steps per run, medians of {repeat}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'feet':10s} {'us/step':>8s} {'x rigid':>8s} {'RTF':>5s} {'nodes/foot':>10s} {'rows':>5s}  stages (us)")
+    for name, sim in sims.items():
+        t = statistics.median(per_step[name])
+        soles = sim.contact_stage.soles
+        nodes = "/".join(str(len(r)) for r in soles.rest) if soles else "-"
+        rows = max(r.rows for r in sim.contact_stage.reports)
+        stage = "  ".join(f"{k} {v * 1e6:.0f}" for k, v in stages[name].items() if k != "total" and v > 5e-7)
+        print(f"{name:10s} {t * 1e6:8.0f} {t / rigid:8.2f} {1e-3 / t:5.2f} {nodes:>10s} {rows:5d}  {stage}")
+
+
+DROPS = {"rigid": "drop_rigid", "flexible ankles": "drop_flexible_ankles", "FEM soles": "drop_soles",
+         "two-layer soles": "drop_two_layer"}
+
+
+def peak_acceleration(universe, seconds: float = 0.3) -> tuple[float, float, float]:
+    """(peak |a_z| of the torso, the same over 10 ms windows, wall seconds per step) of a drop: a_z from the
+    world vertical velocity of the base (the pelvis, rigid with the torso while every joint is held at 0),
+    differenced over one step."""
+    sim = Simulation(universe)
+    run, dt = sim.runs[0], universe.time_step
+    vz = np.empty(int(seconds / dt))
+    start = perf_counter()
+    for k in range(len(vz)):
+        sim.step(1)
+        R = run.world_placements()[0][0]
+        vz[k] = (R @ run.v[:3])[2]
+    wall = (perf_counter() - start) / len(vz)
+    window = max(1, int(round(0.01 / dt)))
+    return (float(np.abs(np.diff(vz)).max() / dt), float(np.abs(vz[window:] - vz[:-window]).max() / (window * dt)),
+            wall)
+
+
+def drop(seconds: float = 0.3):
+    """The thesis's drop (seed 000 §4.4, L2266): Talos from 1 cm, every joint at 0, in the four configurations."""
+    print(f"drop: Talos from 1 cm, joints at 0, {seconds:g} s; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'feet':16s} {'peak a m/s2':>11s} {'10 ms mean':>10s} {'us/step':>8s} {'x rigid':>8s}")
+    rigid = None
+    for name, scene in DROPS.items():
+        path = ROOT / "scenes" / f"{scene}.xml"
+        if not path.exists():
+            print(f"{name:16s} (no {path.name})")
+            continue
+        peak, smooth, wall = peak_acceleration(load_universe(path), seconds)
+        rigid = rigid or wall
+        print(f"{name:16s} {peak:11.1f} {smooth:10.1f} {wall * 1e6:8.0f} {wall / rigid:8.2f}")
+
+
+def sweep(seconds: float = 0.2):
+    """The thesis's material sweep (§4.4, L2244-2269): the drop on soles of E × ν, peak torso acceleration."""
+    E_values, nu_values = (1e6, 2e6, 3e6, 5e6, 10e6), (0.01, 0.25, 0.4, 0.49)
+    template = (ROOT / "scenes/drop_soles.xml").read_text()
+    print(f"sweep: peak vertical torso acceleration (m/s2) of the drop on 22 x 13 x 2 cm soles, {seconds:g} s")
+    print(f"{'E MPa':>6s} " + " ".join(f"nu={nu:<5g}" for nu in nu_values))
     with tempfile.TemporaryDirectory() as folder:
-        os.environ["ARTICULA_CACHE_DIR"] = folder
-        sole = build_sole(box_mesh(h=0.01), RUBBER)
-    rng = np.random.default_rng(0)
-    print(f"compliance: 1 cm sole, {len(sole.contact_node)} contact nodes; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'contacts':>8s} {'weights us':>10s} {'block us':>9s}")
-    for k in (4, 8, 16, 32, 64):
-        triangle = rng.choice(len(sole.contact_triangle), k, replace=False)
-        corners = sole.mesh.node_position[sole.contact_node][sole.contact_triangle[triangle]]
-        points = np.einsum("kj,kjx->kx", rng.dirichlet(np.ones(3), size=k), corners)
-        U_c, frames = np.zeros(len(sole.K_c)), np.repeat(np.eye(3)[None], k, axis=0)
-        weights = contact_weights(sole, triangle, points)
-        number = max(10, 2000 // k)
-        times = {"weights": [], "block": []}
-        for _ in range(max(repeat, 20)):
-            times["weights"].append(_timed(lambda: [contact_weights(sole, triangle, points)
-                                                    for _ in range(number)])[0] / number)
-            times["block"].append(_timed(lambda: [compliance(sole, weights, 1e-3, U_c, frames)
-                                                  for _ in range(number)])[0] / number)
-        weights_us, block_us = (statistics.median(times[name]) * 1e6 for name in ("weights", "block"))
-        print(f"{k:8d} {weights_us:10.0f} {block_us:9.0f}")
+        for E in E_values:
+            row = []
+            for nu in nu_values:
+                path = Path(folder) / "drop.xml"
+                path.write_text(template.replace('E="3e6" nu="0.4"', f'E="{E:g}" nu="{nu:g}"')
+                                .replace("../assets", str(ROOT / "assets")))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SmallStrainWarning)
+                    row.append(peak_acceleration(load_universe(path), seconds)[0])
+            print(f"{E / 1e6:6g} " + " ".join(f"{a:8.1f}" for a in row))
+
+
+PARTS = {"precompute": precompute, "standing": standing, "drop": drop, "sweep": sweep}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("precompute", "compliance"), default=None, help="default: both")
+    parser.add_argument("part", nargs="?", choices=PARTS, default=None, help="default: every part")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    if args.part in (None, "precompute"):
-        precompute(args.repeat)
-    if args.part in (None, "compliance"):
-        compliance_cost(args.repeat)
+    for name in PARTS:
+        if args.part in (None, name):
+            PARTS[name](args.repeat) if name in ("precompute", "standing") else PARTS[name]()
 
 
 if __name__ == "__main__":
