@@ -90,9 +90,32 @@ def solvers():
     lemke(W, v_free)
 
 
+SOLE_BLOCK = """<robot name="block"><link name="block">
+  <inertial><mass value="10"/><inertia ixx="0.05" ixy="0" ixz="0" iyy="0.05" iyz="0" izz="0.05"/></inertial></link>
+</robot>"""
+SOLE_SCENE = """<Universe>
+  <MultiBody name="b"><File>block.urdf</File><FloatingBase>true</FloatingBase><Translation z="0.045"/>
+    <Sole link="block" size="0.22 0.13 0.02" h="0.03"><Translation z="-0.025"/><Material E="3e6" nu="0.4"/></Sole>
+  </MultiBody>
+  <Body name="ground"><Plane/><Mass>0</Mass></Body>
+</Universe>"""
+
+
+def soles():
+    """A block standing on a deformable sole (the sole's compliance kernel, LAPACK's factorisations)."""
+    import tempfile
+
+    from engine.model.universe_xml import load_universe
+    from engine.simulation import Simulation
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "block.urdf").write_text(SOLE_BLOCK)
+        (Path(tmp) / "soles.xml").write_text(SOLE_SCENE)
+        Simulation(load_universe(Path(tmp) / "soles.xml")).step(20)
+
+
 JOBS = {"gauss-seidel-newton": lambda: scene("gauss-seidel-newton"), "gauss-seidel": lambda: scene("gauss-seidel"),
         "nonsmooth-newton": lambda: scene("nonsmooth-newton"), "lemke": lambda: scene("lemke"), "solvers": solvers,
-        "dynamics": dynamics}
+        "soles": soles, "dynamics": dynamics}
 
 
 def _orders(workers: int) -> list:
