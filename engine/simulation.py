@@ -444,7 +444,7 @@ class Simulation:
         c = stage.contacts
         if c is None or len(c) == 0:
             return ActiveContacts()
-        name = stage.world.object_name
+        name = stage.object_name
         return ActiveContacts(point=_freeze(c.point), normal=_freeze(c.normal), force=_freeze(stage.forces),
                               depth=_freeze(c.depth), mu=_freeze(c.mu), body_a=tuple(name(i) for i in c.object_a),
                               body_b=tuple(name(i) for i in c.object_b))
@@ -489,7 +489,8 @@ class Simulation:
             energy=self.energy(), solver_stats=dict(self.solver_stats),
             external=tuple((m, b, frozen(w), frozen(x)) for (m, b), (w, x) in self.external.items()),
             measurements={name: {k: frozen(v) for k, v in reading.items()}
-                          for name, reading in self.measurements.items()})
+                          for name, reading in self.measurements.items()},
+            soles=self.contact_stage.soles.states() if self.contact_stage.soles else ())
 
 
 def _freeze(a):

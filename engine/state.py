@@ -47,6 +47,18 @@ class ActiveContacts:
 
 
 @dataclass(frozen=True)
+class SoleState:
+    """A deformable sole after a step: ``R``, ``p`` its frame in the world; ``displacement`` (c, 3) and
+    ``force`` (c, 3) of its candidate contact nodes, sole frame (m, N). ``engine.deformable.Sole.displacement``
+    recovers every node from the first (4.22); the contact pressure of a node is its normal force over its area."""
+
+    R: np.ndarray
+    p: np.ndarray
+    displacement: np.ndarray
+    force: np.ndarray
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """An immutable picture of the simulation after a step, safe to hand to another thread."""
 
@@ -65,3 +77,4 @@ class Snapshot:
     solver_stats: dict
     external: tuple = ()  # (multibody, body, wrench_world (6,), point_world (3,)) user/haptic forces
     measurements: dict = field(default_factory=dict)   # sensor name -> {signal: read-only array}
+    soles: tuple = ()    # per sole (SoleSpec order): SoleState

@@ -27,6 +27,7 @@ from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.materials import pair_material
 from engine.contact import _stepping_kernels as K
 from engine.deformable.strain import SMALL_STRAIN, SmallStrainWarning, max_strain
+from engine.state import SoleState
 
 STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
 
@@ -44,8 +45,9 @@ class SoleContacts:
         self.global_body = np.array([bodies.offset[m] + s.body for m, s in specs], dtype=np.int64)
         self.rest = [s.sole.mesh.node_position[s.sole.contact_node] for s in self.specs]
         self.U = [np.zeros(3 * len(s.sole.contact_node)) for s in self.specs]
+        self.F = [np.zeros((len(s.sole.contact_node), 3)) for s in self.specs]     # last node forces, sole frame
         self.planes = _static_planes(world)
-        self.tables, self.pair = _extended_tables(world, specs, self.planes)
+        self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.planes)
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
         self._warned = set()
         self._contact = []                                  # per sole: (contact indices, slots, frames)
@@ -128,26 +130,27 @@ class SoleContacts:
         """U_c = K_c⁻¹ Pᵀ f (4.22) from the solved contact forces ``f_local`` (nc, 3; contact frames, on the
         sole), and the small-strain check."""
         for k, (index, slot, frames) in enumerate(self._contact):
-            sole = self.specs[k].sole
-            F = np.zeros((len(sole.contact_node), 3))
+            F = self.F[k]
+            F[:] = 0.0
             if len(index):
                 np.add.at(F, slot, np.einsum("ipx,ip->ix", frames, f_local[index]))
-            self.U[k] = sole.K_c_inv @ F.ravel()
+            self.U[k] = self.specs[k].sole.K_c_inv @ F.ravel()
             self._check_strain(k)
 
     def relax(self):
         """No contact this step: every sole springs back to rest."""
-        for U in self.U:
+        for U, F in zip(self.U, self.F):
             U[:] = 0.0
+            F[:] = 0.0
         self._contact = [[np.zeros(0, np.int64), np.zeros(0, np.int64), None] for _ in self.specs]
 
-    def node_forces(self, k, f_local) -> np.ndarray:
-        """(c, 3) forces on sole k's candidate nodes in the sole frame for the contact forces ``f_local``."""
-        index, slot, frames = self._contact[k]
-        F = np.zeros((len(self.rest[k]), 3))
-        if len(index) and frames is not None:
-            np.add.at(F, slot, np.einsum("ipx,ip->ix", frames, f_local[index]))
-        return F
+    def states(self) -> tuple:
+        """A frozen ``SoleState`` per sole: its world placement, node displacements and forces (for viewers)."""
+        out = []
+        for k, (U, F) in enumerate(zip(self.U, self.F)):
+            R, p = self.placement(k)
+            out.append(SoleState(*(_frozen(np.array(a, dtype=float)) for a in (R, p, U.reshape(-1, 3), F))))
+        return tuple(out)
 
     def _check_strain(self, k):
         """The exact largest strain (all nodes recovered, 4.22) once the contact nodes' compression passes
@@ -194,12 +197,13 @@ def _owner(world, geometry) -> int:
     return int(world.shape_object[np.flatnonzero(world.shape_geometry == g)[0]])
 
 
-def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray]:
+def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray, list]:
     """The world's ContactTables with one object per sole body (reused when the body already carries shapes)
-    and one pair per (sole, plane); returns them and the (soles, planes) pair indices."""
+    and one pair per (sole, plane); returns them, the (soles, planes) pair indices and the added objects' names
+    ("multibody/link")."""
     t = world.tables
     objects = {(o.multibody, o.body): i for i, o in enumerate(world.objects)}
-    object_multibody, object_body = list(t.object_multibody), list(t.object_body)
+    object_multibody, object_body, names = list(t.object_multibody), list(t.object_body), []
     pair_object, pair_geometry = [t.pair_object], [t.pair_geometry]
     pair_mu, pair_restitution = [t.pair_mu], [t.pair_restitution]
     index = np.zeros((len(specs), len(planes)), dtype=np.int64)
@@ -211,6 +215,7 @@ def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray]:
             o = objects[(m, spec.body)] = len(object_multibody)
             object_multibody.append(m)
             object_body.append(spec.body)
+            names.append(f"{spec.multibody}/{spec.link}")
         for j, (_, _, plane_object, geometry) in enumerate(planes):
             mu, restitution = pair_material(world.material_table, spec.surface, geometry.material)
             pair_object.append([[o, plane_object]])
@@ -224,7 +229,7 @@ def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray]:
         a.flags.writeable = False
     tables = ContactTables(*frozen, object_multibody=_frozen(np.array(object_multibody, np.int64)),
                            object_body=_frozen(np.array(object_body, np.int64)))
-    return tables, index
+    return tables, index, names
 
 
 def _frozen(a):

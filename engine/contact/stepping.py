@@ -228,6 +228,12 @@ class ContactStage:
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],
                         methods, stats)
 
+    def object_name(self, i: int) -> str:
+        """The name of object i of the contacts' tables (the world's objects, then the soles' links)."""
+        if i < len(self.world.objects):
+            return self.world.object_name(i)
+        return self.soles.object_names[i - len(self.world.objects)]
+
     @property
     def reports(self) -> tuple:
         """A ``GroupReport`` per collision group of the last step (built on first access)."""

@@ -68,7 +68,7 @@ def test_a_frictionless_sole_carries_the_weight_on_a_plane_of_node_displacements
     F_z, delta = solution[:c], solution[c]
     U_expected = (K_inv[:, 2::3] @ F_z).reshape(-1, 3)
     np.testing.assert_allclose(soles.U[0].reshape(-1, 3), U_expected, atol=2e-4 * delta)
-    forces = soles.node_forces(0, sim.contact_stage.previous[2])
+    forces = sim.snapshot().soles[0].force
     np.testing.assert_allclose(forces[:, 2], F_z, atol=2e-4 * F_z.max())
     assert np.abs(forces[:, :2]).max() < 2 * 1.5e-5 * F_z.max()     # the ground's normal, seen tilted
 
