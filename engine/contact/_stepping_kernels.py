@@ -488,13 +488,24 @@ def _add_wrenches(sides, maps, f_all, row, rows, wrench):
 # ---- deformable soles (soles.py) -----------------------------------------------------------------------------------
 
 @kernel
-def add_sole_compliance(Wg, rows, frames, blocks, slot, U, dt, u_all, global_rows):
-    """Sole node contacts i, l (rows ``rows`` of the group's W, 3 each): W_il += F_i K_c⁻¹[s_i, s_l] F_lᵀ / δt,
-    and their free velocity u_i −= F_i U_c[s_i] / δt (F_i: sole frame → contact frame i; soles.py, step 2)."""
+def add_sole_compliance(Wg, rows, frames, blocks, slot, weight, U, dt, u_all, global_rows, B):
+    """Sole contacts i, l (rows ``rows`` of the group's W, 3 each; contact i spread on nodes slot[i, :] with
+    weights weight[i, :]): W_il += Σ_ab d_ia d_lb F_i K_c⁻¹[s_ia, s_lb] F_lᵀ / δt, and their free velocity
+    u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (F_i: sole frame → contact frame i; soles.py, step 2). B: (3, 3) work."""
     k = slot.shape[0]
     for i in range(k):
         for l in range(k):
-            B = blocks[slot[i], slot[l]]
+            for x in range(3):
+                for y in range(3):
+                    B[x, y] = 0.0
+            for ja in range(3):
+                for jb in range(3):
+                    d = weight[i, ja] * weight[l, jb]
+                    if d != 0.0:
+                        block = blocks[slot[i, ja], slot[l, jb]]
+                        for x in range(3):
+                            for y in range(3):
+                                B[x, y] += d * block[x, y]
             for a in range(3):
                 for b in range(3):
                     acc = 0.0
@@ -506,6 +517,8 @@ def add_sole_compliance(Wg, rows, frames, blocks, slot, U, dt, u_all, global_row
                     Wg[rows[i] + a, rows[l] + b] += acc / dt
         for a in range(3):
             acc = 0.0
-            for x in range(3):
-                acc += frames[i, a, x] * U[3 * slot[i] + x]
+            for ja in range(3):
+                if weight[i, ja] != 0.0:
+                    for x in range(3):
+                        acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
             u_all[global_rows[i] + a] -= acc / dt

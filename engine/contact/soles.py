@@ -4,13 +4,14 @@ solved inside the same frictional contact problem as every rigid contact.
 A sole (``engine.model.sole_xml.SoleSpec``) is glued under a body; its candidate contact nodes sit at
 X + U_c in the sole frame, U_c (3c,) their displacement, part of the simulation's state. Each step:
 
-1. **Detection by the node test** (thesis §4.3.4): every candidate node within the contact margin of a static
-   plane is a contact of the sole's body with that plane, at the displaced node — one point per node, so that
-   P is a selection (a node test carries weight 1 on its node; eqs. 4.23–4.29 reduce to it).
+1. **Detection** (``sole_geometry``): the thesis's node test (§4.3.4) against static planes and boxes — a node
+   within the contact margin is a contact of the sole's body at the displaced node, weight 1 on it — and static
+   spheres (granular ground, §4.5) against the bottom triangles, the contact spread on a triangle's three nodes
+   with barycentric weights d (P_i = [d₁I d₂I d₃I], eqs. 4.23–4.29).
 2. **The compliance block** (4.15–4.21, 4.32, corrected as in ``engine.deformable.hybrid``): after Λ, the
-   group's W gains C_i R K_c⁻¹[s_i, s_l] Rᵀ C_lᵀ / δt between node contacts i, l of one sole and its free
-   velocity −C_i R U_c[s_i] / δt (R: the sole frame in world axes, C_i the contact frame): the node's motion
-   relative to its body over the step, U̇_c = (K_c⁻¹ F_c − U_cᵗ)/δt (4.17, 4.22).
+   group's W gains Σ_ab d_ia d_lb C_i R K_c⁻¹[s_ia, s_lb] Rᵀ C_lᵀ / δt between contacts i, l of one sole and
+   its free velocity −C_i R P_i U_c / δt (R: the sole frame in world axes, C_i the contact frame): the
+   contact point's motion relative to its body over the step, P U̇_c = P (K_c⁻¹ F_c − U_cᵗ)/δt (4.17, 4.22).
 3. **The node update** (4.22): after the solve, F_c = Pᵀ f in the sole frame and U_c = K_c⁻¹ F_c.
 
 The sole is quasi-static (massless, as in the thesis): a node that leaves the ground springs back at once. Its
@@ -26,6 +27,7 @@ import numpy as np
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.materials import pair_material
 from engine.contact import _stepping_kernels as K
+from engine.contact import sole_geometry as G
 from engine.deformable.strain import SMALL_STRAIN, SmallStrainWarning, max_strain
 from engine.state import SoleState
 
@@ -33,7 +35,8 @@ STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression pa
 
 
 class SoleContacts:
-    """The soles of a universe against its static planes (``detect``, ``add_compliance``, ``update``).
+    """The soles of a universe against its static planes, boxes and spheres (``detect``, ``add_compliance``,
+    ``update``).
 
     ``specs``: (multibody index, SoleSpec) pairs; ``world``: the CollisionWorld whose objects and tables the
     sole contacts extend (one extra pair per sole and static plane, after the world's, so contacts stay sorted
@@ -46,11 +49,13 @@ class SoleContacts:
         self.rest = [s.sole.mesh.node_position[s.sole.contact_node] for s in self.specs]
         self.U = [np.zeros(3 * len(s.sole.contact_node)) for s in self.specs]
         self.F = [np.zeros((len(s.sole.contact_node), 3)) for s in self.specs]     # last node forces, sole frame
-        self.planes = _static_planes(world)
-        self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.planes)
+        self.obstacles = static_obstacles(world)
+        self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
+        self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
         self._warned = set()
-        self._contact = []                                  # per sole: (contact indices, slots, frames)
+        self._work = np.zeros((3, 3))
+        self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
 
     def __len__(self):
         return len(self.specs)
@@ -83,23 +88,30 @@ class SoleContacts:
         return (self.rest[k] + self.U[k].reshape(-1, 3)) @ R.T + p
 
     def detect(self, contacts: Contacts) -> Contacts:
-        """``contacts`` followed by the node contacts of every sole (the node test against each static plane)."""
+        """``contacts`` followed by those of every sole with the static obstacles (``sole_geometry``): planes and
+        boxes by the node test, spheres (grains) against the bottom triangles."""
         parts, self._contact = [], []
         n = len(contacts)
         for k in range(len(self.specs)):
             x = self.node_positions(k)
-            slots, planes = [], []
-            for j, (normal, offset, _, _) in enumerate(self.planes):
-                gap = x @ normal - offset
-                near = np.flatnonzero(gap <= self.margin)
-                if len(near):
-                    depth = -gap[near]
-                    parts.append((x[near] + 0.5 * depth[:, None] * normal, np.tile(normal, (len(near), 1)), depth,
-                                  np.full(len(near), self.pair[k, j], dtype=np.int64)))
-                    slots.append(near)
-            slots = np.concatenate(slots) if slots else np.zeros(0, np.int64)
-            self._contact.append([np.arange(n, n + len(slots)), slots, None])
-            n += len(slots)
+            found = []
+            for j, obstacle in enumerate(self.obstacles):
+                kind, shape = obstacle[0], obstacle[1]
+                if kind == "sphere":
+                    triangle, point, normal, depth, weight = G.sphere_triangles(x[self.bottom[k]], *shape,
+                                                                               self.margin)
+                    slot = self.bottom[k][triangle]
+                else:
+                    nodes, point, normal, depth, weight = (G.plane_nodes if kind == "plane" else G.box_nodes)(
+                        x, *shape, self.margin)
+                    slot = np.repeat(nodes[:, None], 3, axis=1)
+                if len(depth):
+                    parts.append((point, normal, depth, np.full(len(depth), self.pair[k, j], dtype=np.int64)))
+                    found.append((slot, weight))
+            slot = np.concatenate([f[0] for f in found]) if found else np.zeros((0, 3), np.int64)
+            weight = np.concatenate([f[1] for f in found]) if found else np.zeros((0, 3))
+            self._contact.append([np.arange(n, n + len(slot)), slot, weight, None])
+            n += len(slot)
         if not parts:
             return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
         point, normal, depth, pair = (np.concatenate([getattr(contacts, a)] + [p[i] for p in parts])
@@ -114,26 +126,27 @@ class SoleContacts:
         for g in range(len(a["row_start"]) - 1):
             group[a["contacts"][cs[g]:cs[g + 1]]] = g
         for k, item in enumerate(self._contact):
-            index, slot, _ = item
+            index, slot, weight, _ = item
             if not len(index):
                 continue
             R, _ = self.placement(k)
-            frames = item[2] = a["C"][index] @ R                                  # sole frame → contact frame
+            frames = item[3] = a["C"][index] @ R                                  # sole frame → contact frame
             g = int(group[index[0]])
             r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             rows = a["contact_row"][index]
             Wg = W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0)
-            K.add_sole_compliance(Wg, rows - r0, frames, self.specs[k].sole.compliance_blocks, slot, self.U[k], dt,
-                                  a["u_all"], rows)
+            K.add_sole_compliance(Wg, rows - r0, frames, self.specs[k].sole.compliance_blocks, slot, weight,
+                                  self.U[k], dt, a["u_all"], rows, self._work)
 
     def update(self, f_local):
         """U_c = K_c⁻¹ Pᵀ f (4.22) from the solved contact forces ``f_local`` (nc, 3; contact frames, on the
         sole), and the small-strain check."""
-        for k, (index, slot, frames) in enumerate(self._contact):
+        for k, (index, slot, weight, frames) in enumerate(self._contact):
             F = self.F[k]
             F[:] = 0.0
-            if len(index):
-                np.add.at(F, slot, np.einsum("ipx,ip->ix", frames, f_local[index]))
+            if len(index):                                  # F_n = P_iᵀ f_p (4.26 as corrected): d_j f on node j
+                f = np.einsum("ipx,ip->ix", frames, f_local[index])
+                np.add.at(F, slot, weight[:, :, None] * f[:, None, :])
             self.U[k] = self.specs[k].sole.K_c_inv @ F.ravel()
             self._check_strain(k)
 
@@ -142,7 +155,8 @@ class SoleContacts:
         for U, F in zip(self.U, self.F):
             U[:] = 0.0
             F[:] = 0.0
-        self._contact = [[np.zeros(0, np.int64), np.zeros(0, np.int64), None] for _ in self.specs]
+        self._contact = [[np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 3)), None]
+                         for _ in self.specs]
 
     def states(self) -> tuple:
         """A frozen ``SoleState`` per sole: its world placement, node displacements and forces (for viewers)."""
@@ -177,18 +191,27 @@ class SoleContacts:
                                                                         f"{SMALL_STRAIN:.0%}" if past else "")
 
 
-def _static_planes(world) -> list:
-    """(unit normal, offset, object index in ``world.objects``, Geometry) of every static plane of the world: the
-    half-space z ≤ 0 of the geometry's frame, n · x ≤ offset."""
-    planes = []
-    for o, obj in enumerate(world.objects):
-        if obj.multibody >= 0:
+def static_obstacles(world) -> list:
+    """(kind, shape, object index in ``world.objects``, Geometry) of every static plane, box and sphere of the
+    world, world frame: a plane (normal, offset) is the half-space z ≤ 0 of its frame, n · x ≤ offset; a box (R,
+    p, half extents); spheres of one object (centres (s, 3), radii (s,)) gathered into one obstacle."""
+    obstacles, spheres = [], {}
+    for g in world.geometries:
+        if g.role != "collision" or g.kind not in ("plane", "box", "sphere"):
             continue
-        for g in world.geometries:
-            if g.kind == "plane" and g.role == "collision" and _owner(world, g) == o:
-                n = g.R[:, 2]
-                planes.append((n, float(n @ g.p), o, g))
-    return planes
+        o = _owner(world, g)
+        if world.objects[o].multibody >= 0:
+            continue
+        if g.kind == "plane":
+            obstacles.append(("plane", (g.R[:, 2], float(g.R[:, 2] @ g.p)), o, g))
+        elif g.kind == "box":
+            obstacles.append(("box", (g.R, g.p, 0.5 * np.asarray(g.size, float)), o, g))
+        else:
+            spheres.setdefault(o, []).append(g)
+    for o, items in spheres.items():
+        obstacles.append(("sphere", (np.array([g.p for g in items]), np.array([g.size[0] for g in items])), o,
+                          items[0]))
+    return obstacles
 
 
 def _owner(world, geometry) -> int:
@@ -197,16 +220,16 @@ def _owner(world, geometry) -> int:
     return int(world.shape_object[np.flatnonzero(world.shape_geometry == g)[0]])
 
 
-def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray, list]:
+def _extended_tables(world, specs, obstacles) -> tuple[ContactTables, np.ndarray, list]:
     """The world's ContactTables with one object per sole body (reused when the body already carries shapes)
-    and one pair per (sole, plane); returns them, the (soles, planes) pair indices and the added objects' names
+    and one pair per (sole, obstacle); returns them, the (soles, obstacles) pair indices and the added objects' names
     ("multibody/link")."""
     t = world.tables
     objects = {(o.multibody, o.body): i for i, o in enumerate(world.objects)}
     object_multibody, object_body, names = list(t.object_multibody), list(t.object_body), []
     pair_object, pair_geometry = [t.pair_object], [t.pair_geometry]
     pair_mu, pair_restitution = [t.pair_mu], [t.pair_restitution]
-    index = np.zeros((len(specs), len(planes)), dtype=np.int64)
+    index = np.zeros((len(specs), len(obstacles)), dtype=np.int64)
     npairs = len(t.pair_mu)
     geometry_index = {id(g): i for i, g in enumerate(world.geometries)}
     for k, (m, spec) in enumerate(specs):
@@ -216,9 +239,9 @@ def _extended_tables(world, specs, planes) -> tuple[ContactTables, np.ndarray, l
             object_multibody.append(m)
             object_body.append(spec.body)
             names.append(f"{spec.multibody}/{spec.link}")
-        for j, (_, _, plane_object, geometry) in enumerate(planes):
+        for j, (_, _, obstacle_object, geometry) in enumerate(obstacles):
             mu, restitution = pair_material(world.material_table, spec.surface, geometry.material)
-            pair_object.append([[o, plane_object]])
+            pair_object.append([[o, obstacle_object]])
             pair_geometry.append([[-1, geometry_index[id(geometry)]]])
             pair_mu.append([mu])
             pair_restitution.append([restitution])
