@@ -98,11 +98,12 @@ SOLE_SCENE = """<Universe>
     <Sole link="block" size="0.22 0.13 0.02" h="0.03"><Translation z="-0.025"/><Material E="3e6" nu="0.4"/></Sole>
   </MultiBody>
   <Body name="ground"><Plane/><Mass>0</Mass></Body>
+  <Body name="grain"><Sphere radius="0.01" xyz="0 0 0.001"/><Mass>0</Mass></Body>
 </Universe>"""
 
 
 def soles():
-    """A block standing on a deformable sole (the sole's compliance kernel, LAPACK's factorisations)."""
+    """A block standing on a deformable sole and a grain (the sole kernels, LAPACK's factorisations)."""
     import tempfile
 
     from engine.model.universe_xml import load_universe

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.contact._sole_kernels import nearest_on_triangle, spheres_on_triangles
+
 
 def plane_nodes(x, normal, offset, margin):
     """Nodes ``x`` (c, 3) within ``margin`` of the half-space n · x ≤ offset."""
@@ -44,59 +46,32 @@ def box_nodes(x, R, p, half, margin):
     return _node_contacts(near, x[near] + 0.5 * depth[:, None] * normal, normal, depth)
 
 
-def sphere_triangles(corners, center, radius, margin):
-    """Contacts of the spheres (``center`` (s, 3), ``radius`` (s,)) with the triangles ``corners`` (t, 3, 3;
-    their slots are the caller's): for each sphere within ``margin`` of a triangle, one contact at the nearest
-    point of the nearest triangle. Returns (triangle index (k,), point (k, 3), normal (k, 3), depth (k,),
-    weight (k, 3)), point midway between the surfaces."""
-    lo, hi = corners.min(axis=(0, 1)) - margin, corners.max(axis=(0, 1)) + margin
+def sphere_triangles(x, triangle, center, radius, margin):
+    """Contacts of the spheres (``center`` (s, 3), ``radius`` (s,)) with the triangles ``triangle`` (t, 3) of the
+    node positions ``x`` (c, 3): for each sphere within ``margin`` of a triangle, one contact at the nearest point
+    of the nearest triangle (``_sole_kernels.spheres_on_triangles``). Returns (triangle index (k,), point
+    (k, 3), normal (k, 3), depth (k,), weight (k, 3)), the point midway between the surfaces."""
+    corners = x[triangle.ravel()]
+    lo, hi = corners.min(axis=0) - margin, corners.max(axis=0) + margin
     near = np.flatnonzero(np.all((center + radius[:, None] >= lo) & (center - radius[:, None] <= hi), axis=1))
-    if not len(near):
-        return np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3))
-    c = center[near]
-    closest, weight = closest_on_triangles(corners[None], c[:, None])         # (s, t, 3), (s, t, 3)
-    distance = np.linalg.norm(closest - c[:, None], axis=2)
-    best = distance.argmin(axis=1)
-    rows = np.arange(len(near))
-    d = distance[rows, best]
-    keep = np.flatnonzero((d - radius[near] <= margin) & (d > 0.0))
-    rows, best, d = rows[keep], best[keep], d[keep]
-    point = closest[rows, best]
-    normal = (point - c[rows]) / d[:, None]
-    depth = radius[near][keep] - d
-    return best, point - 0.5 * depth[:, None] * normal, normal, depth, weight[rows, best]
+    c, r = np.ascontiguousarray(center[near]), np.ascontiguousarray(radius[near])
+    weight, best, distance = np.empty((len(near), 3)), np.empty(len(near), np.int64), np.empty(len(near))
+    spheres_on_triangles(x, triangle, c, r, float(margin), weight, best, distance, np.empty(3))
+    keep = np.flatnonzero(best >= 0)
+    best, weight, d = best[keep], weight[keep], distance[keep]
+    point = np.einsum("kj,kjx->kx", weight, x[triangle[best]])
+    normal = (point - c[keep]) / d[:, None]
+    depth = r[keep] - d
+    return best, point - 0.5 * depth[:, None] * normal, normal, depth, weight
 
 
-def closest_on_triangles(corners, p):
-    """The point of each triangle ``corners`` (..., 3, 3) nearest to ``p`` (..., 3) (broadcast), and its
-    barycentric weights (Ericson, Real-Time Collision Detection, §5.1.5, by regions)."""
-    a, b, c = corners[..., 0, :], corners[..., 1, :], corners[..., 2, :]
-    ab, ac, ap = b - a, c - a, p - a
-    d1, d2 = (ab * ap).sum(-1), (ac * ap).sum(-1)
-    bp, cp = p - b, p - c
-    d3, d4 = (ab * bp).sum(-1), (ac * bp).sum(-1)
-    d5, d6 = (ab * cp).sum(-1), (ac * cp).sum(-1)
-    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        face = 1.0 / (va + vb + vc)
-        v_face, w_face = vb * face, vc * face
-        w_ab, w_ac = d1 / (d1 - d3), d2 / (d2 - d6)
-        w_bc = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-    v, w = v_face, w_face          # inside the face; then the regions in Ericson's order, the first test last
-    edge_bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
-    v, w = np.where(edge_bc, 1.0 - w_bc, v), np.where(edge_bc, w_bc, w)
-    edge_ac = (vb <= 0) & (d2 >= 0) & (d6 <= 0)
-    v, w = np.where(edge_ac, 0.0, v), np.where(edge_ac, w_ac, w)
-    vertex_c = (d6 >= 0) & (d5 <= d6)
-    v, w = np.where(vertex_c, 0.0, v), np.where(vertex_c, 1.0, w)
-    edge_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
-    v, w = np.where(edge_ab, w_ab, v), np.where(edge_ab, 0.0, w)
-    vertex_b = (d3 >= 0) & (d4 <= d3)
-    v, w = np.where(vertex_b, 1.0, v), np.where(vertex_b, 0.0, w)
-    vertex_a = (d1 <= 0) & (d2 <= 0)
-    v, w = np.where(vertex_a, 0.0, v), np.where(vertex_a, 0.0, w)
-    weight = np.stack([1.0 - v - w, v, w], axis=-1)
-    return a + v[..., None] * ab + w[..., None] * ac, weight
+def closest_on_triangles(corners, points):
+    """The point of each triangle ``corners`` (k, 3, 3) nearest to ``points`` (k, 3), and its barycentric weights
+    (``_sole_kernels.nearest_on_triangle``, triangle by triangle)."""
+    weight = np.empty((len(points), 3))
+    for k, (T, p) in enumerate(zip(corners, points)):
+        nearest_on_triangle(T[0], T[1], T[2], p, weight[k])
+    return np.einsum("kj,kjx->kx", weight, corners), weight
 
 
 def _node_contacts(nodes, point, normal, depth):

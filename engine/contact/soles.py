@@ -98,7 +98,7 @@ class SoleContacts:
             for j, obstacle in enumerate(self.obstacles):
                 kind, shape = obstacle[0], obstacle[1]
                 if kind == "sphere":
-                    triangle, point, normal, depth, weight = G.sphere_triangles(x[self.bottom[k]], *shape,
+                    triangle, point, normal, depth, weight = G.sphere_triangles(x, self.bottom[k], *shape,
                                                                                self.margin)
                     slot = self.bottom[k][triangle]
                 else:

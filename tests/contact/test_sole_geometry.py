@@ -50,9 +50,11 @@ def test_the_node_tests_give_the_signed_distance_to_a_plane_and_to_a_box():
 
 
 def test_a_grain_meets_the_nearest_triangle_at_its_nearest_point():
-    corners = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[1, 0, 0], [1, 1, 0], [0, 1, 0]]], float)
+    x = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], float)
+    triangles = np.array([[0, 1, 2], [1, 3, 2]])
+    corners = x[triangles]
     center, radius = np.array([[0.6, 0.6, -0.01], [5.0, 5.0, 0.0]]), np.array([0.02, 0.02])
-    triangle, point, normal, depth, weight = sphere_triangles(corners, center, radius, 0.005)
+    triangle, point, normal, depth, weight = sphere_triangles(x, triangles, center, radius, 0.005)
     assert triangle.tolist() == [1] and depth[0] == pytest.approx(0.01)
     np.testing.assert_allclose(normal[0], [0, 0, 1])
     np.testing.assert_allclose(weight[0] @ corners[1], [0.6, 0.6, 0.0], atol=1e-12)

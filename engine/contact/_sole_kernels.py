@@ -1,0 +1,67 @@
+"""numba kernels of ``sole_geometry.py``: grains (spheres) against a sole's bottom triangles."""
+from __future__ import annotations
+
+import math
+
+from engine.dynamics._kernels.algebra import kernel
+
+
+@kernel
+def nearest_on_triangle(a, b, c, p, out):
+    """The point of triangle (a, b, c) nearest to p: its barycentric weights into ``out`` (3,) (Ericson,
+    Real-Time Collision Detection, §5.1.5: the Voronoi regions of the vertices, then the edges, then the face)."""
+    ab0, ab1, ab2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    ac0, ac1, ac2 = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    ap0, ap1, ap2 = p[0] - a[0], p[1] - a[1], p[2] - a[2]
+    d1, d2 = ab0 * ap0 + ab1 * ap1 + ab2 * ap2, ac0 * ap0 + ac1 * ap1 + ac2 * ap2
+    out[0], out[1], out[2] = 1.0, 0.0, 0.0
+    if d1 <= 0.0 and d2 <= 0.0:                                  # vertex a
+        return
+    bp0, bp1, bp2 = p[0] - b[0], p[1] - b[1], p[2] - b[2]
+    d3, d4 = ab0 * bp0 + ab1 * bp1 + ab2 * bp2, ac0 * bp0 + ac1 * bp1 + ac2 * bp2
+    if d3 >= 0.0 and d4 <= d3:                                   # vertex b
+        out[0], out[1] = 0.0, 1.0
+        return
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:                    # edge ab
+        v = d1 / (d1 - d3)
+        out[0], out[1] = 1.0 - v, v
+        return
+    cp0, cp1, cp2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    d5, d6 = ab0 * cp0 + ab1 * cp1 + ab2 * cp2, ac0 * cp0 + ac1 * cp1 + ac2 * cp2
+    if d6 >= 0.0 and d5 <= d6:                                   # vertex c
+        out[0], out[2] = 0.0, 1.0
+        return
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:                    # edge ac
+        w = d2 / (d2 - d6)
+        out[0], out[2] = 1.0 - w, w
+        return
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:          # edge bc
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        out[0], out[1], out[2] = 0.0, 1.0 - w, w
+        return
+    denom = 1.0 / (va + vb + vc)                                 # the face
+    out[0], out[1], out[2] = va * denom, vb * denom, vc * denom
+
+
+@kernel
+def spheres_on_triangles(x, triangle, center, radius, margin, weight, best, distance, work):
+    """For each sphere s: the bottom triangle ``best[s]`` (rows of ``triangle`` (t, 3) into the node positions
+    ``x``) holding the point nearest to its centre, that point's ``weight[s]`` (3,) and ``distance[s]`` to the
+    centre; best[s] = -1 when it is further than radius + margin. ``work``: (3,) scratch."""
+    for s in range(center.shape[0]):
+        best[s], distance[s] = -1, radius[s] + margin
+        p = center[s]
+        for t in range(triangle.shape[0]):
+            a, b, c = x[triangle[t, 0]], x[triangle[t, 1]], x[triangle[t, 2]]
+            nearest_on_triangle(a, b, c, p, work)
+            d2 = 0.0
+            for k in range(3):
+                q = work[0] * a[k] + work[1] * b[k] + work[2] * c[k] - p[k]
+                d2 += q * q
+            d = math.sqrt(d2)
+            if d < distance[s] and d > 0.0:
+                best[s], distance[s] = t, d
+                weight[s, 0], weight[s, 1], weight[s, 2] = work[0], work[1], work[2]
