@@ -228,6 +228,8 @@ def summary(universe, sim, wall) -> str:
              f"wall time  {wall:.3f} s   real-time factor {rtf:.2f}",
              "per step   " + "  ".join(f"{k} {v * 1e6:.1f} us" for k, v in stages.items() if v > 0 or k == "total"),
              sim.contact_report().summary()]
+    if sim.contact_stage.soles:
+        lines.append(sim.contact_stage.soles.summary())
     return "\n".join(lines)
 
 
