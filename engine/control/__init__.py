@@ -1,8 +1,9 @@
 """Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory), gravity
-compensation and standing posture control."""
+compensation, standing posture control and driven joints (hybrid dynamics)."""
+from engine.control.driven import DrivenJoints
 from engine.control.gravity import GravityCompensation
 from engine.control.pd import JointPD
 from engine.control.stance import StancePD
 from engine.control.trajectory import JointTrajectory
 
-__all__ = ["GravityCompensation", "JointPD", "JointTrajectory", "StancePD"]
+__all__ = ["DrivenJoints", "GravityCompensation", "JointPD", "JointTrajectory", "StancePD"]

@@ -25,7 +25,7 @@ class JointTrajectory:
         if not np.all(np.isfinite(table)) or np.any(np.diff(table[:, 0]) <= 0.0):
             raise UniverseError("trajectory times must be finite and increasing", str(path))
         names = [j.name for j in model.joints]
-        self.idx_q = []
+        self.idx_q, self.idx_v = [], []
         for name in header[1:]:
             if name not in names:
                 raise UniverseError(f"trajectory column is not a joint{did_you_mean(name, names)}", str(path), 1, name)
@@ -33,6 +33,7 @@ class JointTrajectory:
             if joint.nq != 1:
                 raise UniverseError("trajectories drive 1-DOF joints only", str(path), 1, name)
             self.idx_q.append(joint.idx_q)
+            self.idx_v.append(joint.idx_v)
         self.t, self.values = table[:, 0], table[:, 1:]
 
     def __call__(self, t, q_ref):
