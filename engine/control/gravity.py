@@ -10,11 +10,12 @@ from engine.plugins import register
 def actuated_mask(model, spherical: bool = False) -> np.ndarray:
     """True for velocity coordinates driven by a motor: 1-DOF joints, and with ``spherical`` the three axes of
     every spherical joint (a human's shoulders, hips: muscles drive them); free-flyer and planar joints, and
-    otherwise spherical ones, are passive."""
+    otherwise spherical ones, are passive, and so are the joints declared passive (``model.dof_passive``: the
+    flexible bushes of ``<Flexibility>``)."""
     mask = model.joint_nv[model.dof_joint] == 1
     if spherical:
         mask |= model.joint_type[model.dof_joint] == JointType.SPHERICAL
-    return mask
+    return mask & ~model.dof_passive
 
 
 @register("gravity-compensation")

@@ -49,6 +49,7 @@ class JointSpec:
     stiffness: float = 0.0
     spring_reference: float = 0.0
     mimic: bool = False  # URDF <mimic>: read, simulated as an independent joint (as Pinocchio does)
+    passive: bool = False  # no motor: a spring-damper only (a flexible bush); controllers give it no torque
 
 
 @dataclass
@@ -260,7 +261,7 @@ class _TreeBuilder:
                                          "stiffness", "spring_reference")}
         dof_effort, dof_velocity = np.full(nv, np.inf), np.full(nv, np.inf)
         dof_gear, dof_rotor_axis = np.ones(nv), np.zeros((nv, 3))
-        dof_joint, dof_S = np.zeros(nv, np.int64), np.zeros((nv, 6))
+        dof_joint, dof_S, dof_passive = np.zeros(nv, np.int64), np.zeros((nv, 6)), np.zeros(nv, dtype=bool)
         q_lower, q_upper = np.full(nq, -np.inf), np.full(nq, np.inf)
         for i, b in enumerate(self.bodies):
             j, t, kv, kq = b["joint"], JointType(types[i]), idx_v[i], idx_q[i]
@@ -270,6 +271,7 @@ class _TreeBuilder:
                 for key in dof:
                     dof[key][kv] = getattr(j, key)
                 dof_effort[kv], dof_velocity[kv], dof_gear[kv] = j.effort, j.velocity, j.gear_ratio
+                dof_passive[kv] = j.passive
                 axis_parent = b["R"] @ b["axis"]
                 dof_rotor_axis[kv] = axis_parent if j.rotor_axis is None else _unit(j.rotor_axis)
                 if j.kind != "continuous":
@@ -298,7 +300,8 @@ class _TreeBuilder:
             dof_friction=ro(dof["friction"]), dof_effort_limit=ro(dof_effort), dof_velocity_limit=ro(dof_velocity),
             dof_rotor_inertia=ro(dof["rotor_inertia"]), dof_rotor_transverse=ro(dof["rotor_transverse"]),
             dof_rotor_axis=ro(dof_rotor_axis), dof_gear_ratio=ro(dof_gear), dof_stiffness=ro(dof["stiffness"]),
-            dof_spring_reference=ro(dof["spring_reference"]), q_lower=ro(q_lower), q_upper=ro(q_upper),
+            dof_spring_reference=ro(dof["spring_reference"]), dof_passive=ro(dof_passive), q_lower=ro(q_lower),
+            q_upper=ro(q_upper),
             frame_name=tuple(f[0] for f in self.frames),
             frame_body=ro(np.array([f[1] for f in self.frames], dtype=np.int64)),
             frame_R=ro(np.array([f[2] for f in self.frames], dtype=float).reshape(-1, 3, 3)),

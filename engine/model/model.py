@@ -134,6 +134,7 @@ class Model:
     dof_gear_ratio: np.ndarray       # alpha: rotor speed relative to the carrier = alpha * qdot
     dof_stiffness: np.ndarray        # passive spring (flexible joints), N m/rad or N/m
     dof_spring_reference: np.ndarray  # q at which the spring is at rest
+    dof_passive: np.ndarray          # bool: no motor (a flexible bush, <Flexibility>); controllers leave it alone
     # configuration limits (nq,)
     q_lower: np.ndarray
     q_upper: np.ndarray

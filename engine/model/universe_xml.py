@@ -25,7 +25,8 @@ from engine.model.xmlutil import Reader, degrees, parse_xml
 
 UNIVERSE_TAGS = {"MultiBody", "Body", "Configurations", "Settings", "Material", "CollisionPairs", "Controller",
                  "Device", "Sensor", "PluginModule"}
-MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label", "Sole"}
+MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label", "Sole",
+                  "Flexibility"}
 SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius length", 2),
           "Capsule": ("radius length", 2), "Plane": ("", 0)}
 BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
@@ -110,7 +111,10 @@ def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
         else _bool_text(r, floating)
     from engine.model import load_model
     try:
-        model = load_model(robot, floating_base=floating)
+        flexible = el.findall("Flexibility")
+        model = _flexible_model(r, flexible, robot, floating) if flexible else load_model(robot, floating_base=floating)
+    except UniverseError:
+        raise
     except ArticulaError as exc:
         raise UniverseError(f"<MultiBody> <File> could not be loaded: {exc}", str(path), file_el.sourceline,
                             (file_el.text or "").strip()) from None
@@ -125,6 +129,31 @@ def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
                                                 for g in model.geometries))
     soles = sole_specs(r, el, path, model, name, material, materials, _placement)
     return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv), soles=soles)
+
+
+def _flexible_model(r, elements, robot, floating):
+    """The robot with a sole plate hanging by a passive 3-DOF bush under each ``<Flexibility link kz cz kx cx
+    ky cy plate>`` link (engine/model/flexibility.py; missing values take its DEFAULTS)."""
+    from engine.model.flexibility import DEFAULTS, insert_flexibility
+    from engine.model.urdf import read_urdf
+    desc = read_urdf(robot)
+    seen = {}
+    for f in elements:
+        r.check_attributes(f, {"link", *DEFAULTS})
+        link = r.string(f, "link", required=True)
+        if link not in desc.links:
+            r.fail(f, f"<Flexibility> link is not a link of {robot.name}{did_you_mean(link, desc.links)}", link)
+        if desc.links[link].mass <= 0.0:
+            r.fail(f, f"<Flexibility> link {link!r} has no mass to share with its sole plate", link)
+        if link in seen:
+            r.fail(f, f"link {link!r} is already flexible (line {seen[link]})", link)
+        seen[link] = f.sourceline
+        gains = {k: r.number(f, k, default=v, nonnegative=True) for k, v in DEFAULTS.items()}
+        if not 0.0 < gains["plate"] < 1.0:
+            r.fail(f, "<Flexibility> plate (the sole plate's share of the link's mass) must lie in (0, 1)",
+                   gains["plate"])
+        insert_flexibility(desc, link, gains, f.sourceline)
+    return compile_model(desc, floating)
 
 
 def _bool_text(r, el):
