@@ -99,18 +99,19 @@ SOLE_SCENE = """<Universe>
   </MultiBody>
   <Body name="ground"><Plane/><Mass>0</Mass></Body>
   <Body name="grain"><Sphere radius="0.01" xyz="0 0 0.001"/><Mass>0</Mass></Body>
+  <Body name="terrain"><File>{root}/assets/terrain/bumpy.obj</File><Mass>0</Mass><Translation z="-0.0065"/></Body>
 </Universe>"""
 
 
 def soles():
-    """A block standing on a deformable sole and a grain (the sole kernels, LAPACK's factorisations)."""
+    """A block standing on a deformable sole, a grain and a terrain (the sole kernels, LAPACK's factorisations)."""
     import tempfile
 
     from engine.model.universe_xml import load_universe
     from engine.simulation import Simulation
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "block.urdf").write_text(SOLE_BLOCK)
-        (Path(tmp) / "soles.xml").write_text(SOLE_SCENE)
+        (Path(tmp) / "soles.xml").write_text(SOLE_SCENE.format(root=ROOT))
         Simulation(load_universe(Path(tmp) / "soles.xml")).step(20)
 
 

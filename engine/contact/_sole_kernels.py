@@ -65,3 +65,33 @@ def spheres_on_triangles(x, triangle, center, radius, margin, weight, best, dist
             if d < distance[s] and d > 0.0:
                 best[s], distance[s] = t, d
                 weight[s, 0], weight[s, 1], weight[s, 2] = work[0], work[1], work[2]
+
+
+@kernel
+def points_on_triangles(x, vertices, faces, normals, candidates, margin, nearest, signed, direction, work):
+    """For each point x[i]: the nearest of the triangles ``candidates`` (rows of ``faces`` into ``vertices``),
+    the point's signed distance ``signed[i]`` to it (negative on the side its ``normals`` row points away from:
+    below a terrain) and ``direction[i]``, the unit normal from the surface to the outside at the point (the
+    face's normal where the point lies on it); nearest[i] = -1 when that distance exceeds ``margin``.
+    ``work``: (3,) scratch."""
+    for i in range(x.shape[0]):
+        nearest[i], best = -1, math.inf
+        p = x[i]
+        for t in candidates:
+            a, b, c = vertices[faces[t, 0]], vertices[faces[t, 1]], vertices[faces[t, 2]]
+            nearest_on_triangle(a, b, c, p, work)
+            d2, along = 0.0, 0.0
+            for k in range(3):
+                q = p[k] - (work[0] * a[k] + work[1] * b[k] + work[2] * c[k])
+                d2 += q * q
+                along += q * normals[t, k]
+            if d2 >= best * best:
+                continue
+            best = math.sqrt(d2)
+            gap = -best if along < 0.0 else best
+            nearest[i], signed[i] = t, gap
+            for k in range(3):
+                q = p[k] - (work[0] * a[k] + work[1] * b[k] + work[2] * c[k])
+                direction[i, k] = q / gap if best > 1e-12 else normals[t, k]
+        if nearest[i] >= 0 and signed[i] > margin:
+            nearest[i] = -1

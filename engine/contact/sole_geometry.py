@@ -5,8 +5,8 @@ Each function takes the sole's displaced geometry in world coordinates and retur
 penetration) and the distribution of the contact on the sole's nodes — ``slot`` (k, 3) candidate-node slots and
 ``weight`` (k, 3), Σ weight = 1, the rows of P (eqs. 4.23–4.29).
 
-* ``plane_nodes``, ``box_nodes``: the thesis's node test — a node within the margin of the half-space or the box
-  is a contact at the node, weight 1 on it (flat ground, steps, kerbs).
+* ``plane_nodes``, ``box_nodes``, ``mesh_nodes``: the thesis's node test — a node within the margin of the
+  half-space, the box or a static triangle mesh (uneven terrain) is a contact at the node, weight 1 on it.
 * ``sphere_triangles``: a sphere (a grain of granular ground, §4.5) against the sole's bottom triangles: the
   point of the sole nearest to the centre, on the nearest triangle, its force spread with that point's
   barycentric weights (4.24–4.25 as corrected in ``engine.deformable.hybrid``) — a grain between nodes is felt.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.contact._sole_kernels import nearest_on_triangle, spheres_on_triangles
+from engine.contact._sole_kernels import nearest_on_triangle, points_on_triangles, spheres_on_triangles
 
 
 def plane_nodes(x, normal, offset, margin):
@@ -72,6 +72,22 @@ def closest_on_triangles(corners, points):
     for k, (T, p) in enumerate(zip(corners, points)):
         nearest_on_triangle(T[0], T[1], T[2], p, weight[k])
     return np.einsum("kj,kjx->kx", weight, corners), weight
+
+
+def mesh_nodes(x, vertices, faces, normals, lo, hi, margin):
+    """Nodes ``x`` (c, 3) within ``margin`` of a static triangle mesh (``vertices``, ``faces``, unit face
+    ``normals`` pointing out; per-triangle bounds ``lo``, ``hi``): the node test against the nearest triangle
+    among those whose bounds meet the nodes' (``_sole_kernels.points_on_triangles``), the side given by its
+    normal — a terrain, a ramp, stairs from a mesh file."""
+    box_lo, box_hi = x.min(axis=0) - margin, x.max(axis=0) + margin
+    candidates = np.flatnonzero(np.all((hi >= box_lo) & (lo <= box_hi), axis=1))
+    nearest, signed, direction = np.empty(len(x), np.int64), np.empty(len(x)), np.empty((len(x), 3))
+    points_on_triangles(x, vertices, faces, normals, candidates, float(margin), nearest, signed, direction,
+                        np.empty(3))
+    near = np.flatnonzero(nearest >= 0)
+    depth = -signed[near]
+    normal = direction[near]
+    return _node_contacts(near, x[near] + 0.5 * depth[:, None] * normal, normal, depth)
 
 
 def _node_contacts(nodes, point, normal, depth):

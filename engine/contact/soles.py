@@ -29,6 +29,7 @@ from engine.collision.materials import pair_material
 from engine.contact import _stepping_kernels as K
 from engine.contact import sole_geometry as G
 from engine.deformable.strain import SMALL_STRAIN, SmallStrainWarning, max_strain
+from engine.model.meshes import load_geometry_mesh
 from engine.state import SoleState
 
 STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
@@ -53,6 +54,7 @@ class SoleContacts:
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
+        self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((3, 3))
         self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
@@ -102,8 +104,8 @@ class SoleContacts:
                                                                                self.margin)
                     slot = self.bottom[k][triangle]
                 else:
-                    nodes, point, normal, depth, weight = (G.plane_nodes if kind == "plane" else G.box_nodes)(
-                        x, *shape, self.margin)
+                    test = {"plane": G.plane_nodes, "box": G.box_nodes, "mesh": G.mesh_nodes}[kind]
+                    nodes, point, normal, depth, weight = test(x, *shape, self.margin)
                     slot = np.repeat(nodes[:, None], 3, axis=1)
                 if len(depth):
                     parts.append((point, normal, depth, np.full(len(depth), self.pair[k, j], dtype=np.int64)))
@@ -167,13 +169,16 @@ class SoleContacts:
         return tuple(out)
 
     def _check_strain(self, k):
-        """The exact largest strain (all nodes recovered, 4.22) once the contact nodes' compression passes
-        ``STRAIN_PROBE`` of the limit; a warning the first time it passes the limit."""
+        """The exact largest strain (all nodes recovered, 4.22) when the contact nodes' compression passes
+        ``STRAIN_PROBE`` of the limit and 5 % beyond the compression of the last exact check (a new peak); a
+        warning the first time the strain passes the limit."""
         spec = self.specs[k]
         compression = float(np.abs(self.U[k]).max()) / spec.thickness
-        if compression < STRAIN_PROBE * SMALL_STRAIN:
-            self.strain[k] = max(self.strain[k], compression)
+        if compression < max(STRAIN_PROBE * SMALL_STRAIN, 1.05 * self._probed[k]):
+            if not self._probed[k]:                     # small: the compression stands for the strain
+                self.strain[k] = max(self.strain[k], compression)
             return
+        self._probed[k] = compression
         strain = max_strain(spec.sole.mesh, spec.sole.displacement(self.U[k]))
         self.strain[k] = max(self.strain[k], strain)
         if strain > SMALL_STRAIN and k not in self._warned:
@@ -192,12 +197,13 @@ class SoleContacts:
 
 
 def static_obstacles(world) -> list:
-    """(kind, shape, object index in ``world.objects``, Geometry) of every static plane, box and sphere of the
-    world, world frame: a plane (normal, offset) is the half-space z ≤ 0 of its frame, n · x ≤ offset; a box (R,
-    p, half extents); spheres of one object (centres (s, 3), radii (s,)) gathered into one obstacle."""
+    """(kind, shape, object index in ``world.objects``, Geometry) of every static plane, box, sphere and mesh of
+    the world, world frame: a plane (normal, offset) is the half-space z ≤ 0 of its frame, n · x ≤ offset; a box
+    (R, p, half extents); spheres of one object (centres (s, 3), radii (s,)) gathered into one obstacle; a mesh
+    (vertices, faces, unit face normals, per-triangle bounds lo and hi)."""
     obstacles, spheres = [], {}
     for g in world.geometries:
-        if g.role != "collision" or g.kind not in ("plane", "box", "sphere"):
+        if g.role != "collision" or g.kind not in ("plane", "box", "sphere", "mesh"):
             continue
         o = _owner(world, g)
         if world.objects[o].multibody >= 0:
@@ -206,12 +212,24 @@ def static_obstacles(world) -> list:
             obstacles.append(("plane", (g.R[:, 2], float(g.R[:, 2] @ g.p)), o, g))
         elif g.kind == "box":
             obstacles.append(("box", (g.R, g.p, 0.5 * np.asarray(g.size, float)), o, g))
+        elif g.kind == "mesh":
+            obstacles.append(("mesh", _triangles(g), o, g))
         else:
             spheres.setdefault(o, []).append(g)
     for o, items in spheres.items():
         obstacles.append(("sphere", (np.array([g.p for g in items]), np.array([g.size[0] for g in items])), o,
                           items[0]))
     return obstacles
+
+
+def _triangles(g) -> tuple:
+    """A static mesh geometry in the world frame: (vertices, faces, unit face normals, triangle bounds lo, hi)."""
+    mesh = load_geometry_mesh(g, g.name)
+    vertices = np.ascontiguousarray(np.asarray(mesh.vertices, float) @ g.R.T + g.p)
+    faces = np.ascontiguousarray(np.asarray(mesh.faces, np.int64))
+    normals = np.ascontiguousarray(np.asarray(mesh.face_normals, float) @ g.R.T)
+    corners = vertices[faces]
+    return vertices, faces, normals, corners.min(axis=1), corners.max(axis=1)
 
 
 def _owner(world, geometry) -> int:

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from engine import Simulation, load_universe
-from engine.contact.sole_geometry import box_nodes, closest_on_triangles, plane_nodes, sphere_triangles
+from engine.contact.sole_geometry import (box_nodes, closest_on_triangles, mesh_nodes, plane_nodes,
+                                          sphere_triangles)
 
 RNG = np.random.default_rng(7)
 
@@ -92,3 +93,19 @@ def test_a_block_on_its_sole_rests_on_four_grains_between_the_nodes(tmp_path):
     np.testing.assert_allclose(sole.force.sum(axis=0)[2], 10 * 9.81, rtol=1e-6)
     rest = stage.soles.rest[0]
     assert np.all(np.min(np.linalg.norm(rest[:, None, :2] - np.array(grains)[None], axis=2), axis=0) > 0.005)
+
+
+def test_the_node_test_on_a_mesh_equals_the_node_test_on_its_plane():
+    """A ramp as a two-triangle mesh and as the half-space below its plane: the same nodes, depths and normals."""
+    R = np.linalg.qr(RNG.normal(size=(3, 3)))[0]
+    R *= np.linalg.det(R)
+    corners = np.array([[-2, -2, 0], [2, -2, 0], [2, 2, 0], [-2, 2, 0]], float) @ R.T + [0.1, 0.2, 0.3]
+    faces = np.array([[0, 1, 2], [0, 2, 3]])
+    normals = np.tile(R[:, 2], (2, 1))
+    x = RNG.uniform(-0.5, 0.5, size=(300, 3)) + [0.1, 0.2, 0.3]
+    tri = corners[faces]
+    mesh = mesh_nodes(x, corners, faces, normals, tri.min(axis=1), tri.max(axis=1), 0.05)
+    plane = plane_nodes(x, R[:, 2], float(R[:, 2] @ [0.1, 0.2, 0.3]), 0.05)
+    np.testing.assert_array_equal(mesh[0], plane[0])
+    for a, b in zip(mesh[1:], plane[1:]):
+        np.testing.assert_allclose(a, b, atol=1e-12)
