@@ -96,9 +96,11 @@ class SoleContacts:
         n = len(contacts)
         for k in range(len(self.specs)):
             x = self.node_positions(k)
+            lo, hi = x.min(axis=0) - self.margin, x.max(axis=0) + self.margin
             found = []
-            for j, obstacle in enumerate(self.obstacles):
-                kind, shape = obstacle[0], obstacle[1]
+            for j, (kind, shape, _, _, bounds) in enumerate(self.obstacles):
+                if np.any(bounds[1] < lo) or np.any(bounds[0] > hi):      # too far to touch
+                    continue
                 if kind == "sphere":
                     triangle, point, normal, depth, weight = G.sphere_triangles(x, self.bottom[k], *shape,
                                                                                self.margin)
@@ -197,10 +199,10 @@ class SoleContacts:
 
 
 def static_obstacles(world) -> list:
-    """(kind, shape, object index in ``world.objects``, Geometry) of every static plane, box, sphere and mesh of
-    the world, world frame: a plane (normal, offset) is the half-space z ≤ 0 of its frame, n · x ≤ offset; a box
-    (R, p, half extents); spheres of one object (centres (s, 3), radii (s,)) gathered into one obstacle; a mesh
-    (vertices, faces, unit face normals, per-triangle bounds lo and hi)."""
+    """(kind, shape, object index in ``world.objects``, Geometry, world bounds (lo, hi)) of every static plane,
+    box, sphere and mesh of the world, world frame: a plane (normal, offset) is the half-space z ≤ 0 of its frame,
+    n · x ≤ offset (unbounded); a box (R, p, half extents); spheres of one object (centres (s, 3), radii (s,))
+    gathered into one obstacle; a mesh (vertices, faces, unit face normals, per-triangle bounds lo and hi)."""
     obstacles, spheres = [], {}
     for g in world.geometries:
         if g.role != "collision" or g.kind not in ("plane", "box", "sphere", "mesh"):
@@ -209,16 +211,21 @@ def static_obstacles(world) -> list:
         if world.objects[o].multibody >= 0:
             continue
         if g.kind == "plane":
-            obstacles.append(("plane", (g.R[:, 2], float(g.R[:, 2] @ g.p)), o, g))
+            obstacles.append(("plane", (g.R[:, 2], float(g.R[:, 2] @ g.p)), o, g, (np.full(3, -np.inf),
+                                                                                  np.full(3, np.inf))))
         elif g.kind == "box":
-            obstacles.append(("box", (g.R, g.p, 0.5 * np.asarray(g.size, float)), o, g))
+            half = 0.5 * np.asarray(g.size, float)
+            reach = np.abs(g.R) @ half
+            obstacles.append(("box", (g.R, g.p, half), o, g, (g.p - reach, g.p + reach)))
         elif g.kind == "mesh":
-            obstacles.append(("mesh", _triangles(g), o, g))
+            shape = _triangles(g)
+            obstacles.append(("mesh", shape, o, g, (shape[3].min(axis=0), shape[4].max(axis=0))))
         else:
             spheres.setdefault(o, []).append(g)
     for o, items in spheres.items():
-        obstacles.append(("sphere", (np.array([g.p for g in items]), np.array([g.size[0] for g in items])), o,
-                          items[0]))
+        centre, radius = np.array([g.p for g in items]), np.array([g.size[0] for g in items])
+        obstacles.append(("sphere", (centre, radius), o, items[0],
+                          ((centre - radius[:, None]).min(axis=0), (centre + radius[:, None]).max(axis=0))))
     return obstacles
 
 
@@ -257,7 +264,7 @@ def _extended_tables(world, specs, obstacles) -> tuple[ContactTables, np.ndarray
             object_multibody.append(m)
             object_body.append(spec.body)
             names.append(f"{spec.multibody}/{spec.link}")
-        for j, (_, _, obstacle_object, geometry) in enumerate(obstacles):
+        for j, (_, _, obstacle_object, geometry, _) in enumerate(obstacles):
             mu, restitution = pair_material(world.material_table, spec.surface, geometry.material)
             pair_object.append([[o, obstacle_object]])
             pair_geometry.append([[-1, geometry_index[id(geometry)]]])
