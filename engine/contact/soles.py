@@ -36,12 +36,12 @@ STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression pa
 
 
 class SoleContacts:
-    """The soles of a universe against its static planes, boxes and spheres (``detect``, ``add_compliance``,
-    ``update``).
+    """The soles of a universe against its static planes, boxes, spheres and meshes (``detect``,
+    ``add_compliance``, ``update``).
 
     ``specs``: (multibody index, SoleSpec) pairs; ``world``: the CollisionWorld whose objects and tables the
-    sole contacts extend (one extra pair per sole and static plane, after the world's, so contacts stay sorted
-    by pair); ``bodies``: the contact stage's WorldBodies.
+    sole contacts extend (one extra pair per sole and static obstacle, after the world's, so contacts stay
+    sorted by pair); ``bodies``: the contact stage's WorldBodies.
     """
 
     def __init__(self, specs, world, bodies, margin: float):
@@ -90,8 +90,8 @@ class SoleContacts:
         return (self.rest[k] + self.U[k].reshape(-1, 3)) @ R.T + p
 
     def detect(self, contacts: Contacts) -> Contacts:
-        """``contacts`` followed by those of every sole with the static obstacles (``sole_geometry``): planes and
-        boxes by the node test, spheres (grains) against the bottom triangles."""
+        """``contacts`` followed by those of every sole with the static obstacles within reach (``sole_geometry``):
+        planes, boxes and meshes by the node test, spheres (grains) against the bottom triangles."""
         parts, self._contact = [], []
         n = len(contacts)
         for k in range(len(self.specs)):
@@ -123,8 +123,8 @@ class SoleContacts:
         return Contacts(point, normal, depth, pair, self.tables)
 
     def add_compliance(self, a, W, dt):
-        """W_g += C R K_c⁻¹ Rᵀ Cᵀ / δt on each sole's node contacts and u_free −= C R U_c / δt (module
-        docstring, step 2); ``a`` is the contact stage's layout of this step."""
+        """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts and u_free −= C R P U_c / δt (module
+        docstring, step 2; ``_stepping_kernels.add_sole_compliance``); ``a``: the contact stage's layout."""
         group = np.empty(len(a["contact_row"]), np.int64)
         cs = a["contact_start"]
         for g in range(len(a["row_start"]) - 1):
