@@ -268,7 +268,8 @@ def parser() -> argparse.ArgumentParser:
         description="Articula: an interactive simulator of poly-articulated bodies.\n"
                     "Without a command, opens the window on SCENE (the default scene when none is given).",
         epilog="examples:\n  articula scenes/amelif_example.xml\n  articula run scenes/default.xml --duration 5 "
-               "--out runs/talos\n  articula cache clear\n  articula avatar --height 1.75 --mass 70 --sex m -o avatar.xml")
+               "--out runs/talos\n  articula cache clear\n"
+               "  articula avatar --height 1.75 --mass 70 --sex m -o avatar.xml")
     top.add_argument("--version", action="version", version=f"articula {version()}")
     level = top.add_mutually_exclusive_group()
     level.add_argument("-v", "--verbose", action="store_true", help="every warning, tracebacks on errors")

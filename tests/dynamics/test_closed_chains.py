@@ -54,7 +54,8 @@ def anchors(model, data, q):
 def row_velocities(model, data, q, v):
     """u = v_a(x_a) − v_b(x_b) and, for a hinge, (ω_a − ω_b)·e_k (e_k the first two axes of a's anchor), by
     central differences of the anchors along q ⊕ t v."""
-    plus, minus = anchors(model, data, integrate(model, q, EPS * v)), anchors(model, data, integrate(model, q, -EPS * v))
+    plus = anchors(model, data, integrate(model, q, EPS * v))
+    minus = anchors(model, data, integrate(model, q, -EPS * v))
     now = anchors(model, data, q)
     u = []
     for k, c in enumerate(model.closures):

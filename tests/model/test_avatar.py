@@ -201,7 +201,8 @@ def test_bad_anthropometry_is_refused_by_name(case, tmp_path, capsys):
 def test_command_writes_a_robot_and_a_scene_that_steps(tmp_path, capsys):
     out, scene = tmp_path / "robots" / "avatar.xml", tmp_path / "scene.xml"
     out.parent.mkdir()
-    assert avatar_command(["--height", "1.62", "--mass", "55", "--sex", "f", "-o", str(out), "--scene", str(scene)]) == 0
+    args = ["--height", "1.62", "--mass", "55", "--sex", "f", "-o", str(out), "--scene", str(scene)]
+    assert avatar_command(args) == 0
     assert "wrote" in capsys.readouterr().out
     assert "<File>robots/avatar.xml</File>" in scene.read_text()
     sim = Simulation(load_universe(scene))
