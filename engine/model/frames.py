@@ -1,14 +1,14 @@
 """Frame conventions a robot file may use besides URDF's ``xyz``/``rpy`` (seed 004 §2.3, MDA v1.85 L882-1052).
 
 * **Modified Denavit–Hartenberg** of Khalil & Kleinfinger (1986; Khalil & Dombre, *Modeling, Identification and
-  Control of Robots*, 2002, §3.2 and §7.2 for trees). Frame j is placed in frame i (its antecedent) by::
+  Control of Robots*, 2002, §3.2, and ch. 7 for trees). Frame j is placed in frame i (its antecedent) by::
 
       iTj = Rot(z, γ) Trans(z, b) Rot(x, α) Trans(x, d) Rot(z, θ) Trans(z, r)
 
   α about x_i from z_i to z_j, d along x_i from z_i to z_j (the thesis calls it ``a``), θ about z_j from x_i to
   x_j, r along z_j from x_i to x_j.  γ and b are the two extra parameters of tree structures (a frame whose x
   axis is not the common normal to its antecedent's x); 0 in serial chains, and absent from the thesis' MDA,
-  which uses the 4-parameter form only.  With γ = b = 0 (Khalil & Dombre eq. 3.2)::
+  which uses the 4-parameter form only.  With γ = b = 0 (Khalil & Dombre §3.2)::
 
       iTj = [[ cθ,     -sθ,     0,    d     ],
              [ cα sθ,   cα cθ, -sα,  -r sα  ],

@@ -38,7 +38,7 @@ def placements(model, q):
 
 
 def test_puma560_dh_equals_urdf_and_pinocchio():
-    """Every frame of the PUMA 560 written in modified DH (Craig Fig. 3.21) and as a hand-written URDF, at random
+    """Every frame of the PUMA 560 written in modified DH (Craig 2005, §3.7) and as a hand-written URDF, at random
     configurations: identical placements to 1e-12, and Pinocchio (loading the URDF) agrees."""
     dh, urdf = engine.load_model(ROBOTS / "puma560_dh.xml"), engine.load_model(ROBOTS / "puma560.urdf")
     assert dh.frame_name == urdf.frame_name and dh.nq == urdf.nq == 6
@@ -58,7 +58,7 @@ def test_puma560_dh_equals_urdf_and_pinocchio():
 
 
 def test_puma560_closed_form_wrist_centre():
-    """Craig eq. 3.13's last column, the wrist centre (origin of frames 4-6) of the PUMA 560 in frame 0:
+    """The wrist centre (origin of frames 4-6) of the PUMA 560 in frame 0, the last column of Craig §3.7's 0T6:
     p = (c1 (a2 c2 + a3 c23 - d4 s23) - d3 s1, s1 (a2 c2 + a3 c23 - d4 s23) + d3 c1, -a3 s23 - a2 s2 - d4 c23)."""
     a2, a3, d3, d4 = 0.4318, 0.02032, 0.14909, 0.43307
     model = engine.load_model(ROBOTS / "puma560_dh.xml")
@@ -124,16 +124,16 @@ def test_euler_zyx_is_urdf_rpy_and_degrees(tmp_path):
                                rtol=0, atol=TOL)
 
 
-FOUR_BAR = """<link name="base"/>
-{bars}
-<joint name="j1" type="revolute"><parent link="base"/><child link="b1"/><dh alpha="0" d="0" theta="90" r="0" degrees="true"/></joint>
-<joint name="j2" type="revolute"><parent link="b1"/><child link="b2"/><dh alpha="0" d="0.5" theta="-90" r="0" degrees="true"/></joint>
-<joint name="j3" type="revolute"><parent link="b2"/><child link="b3"/><dh alpha="0" d="{top}" theta="-90" r="0" degrees="true"/></joint>
-<closure name="cut" kind="{kind}" link_a="b3" link_b="base">
-  <dh end="a" alpha="0" d="0.5" theta="-90" r="0" degrees="true"/>
-  <dh end="b" alpha="0" d="0.8" theta="0" r="0"/>
-  <assembled joint="j1" value="0"/>
-</closure>"""
+FOUR_BAR = "\n".join([
+    '<link name="base"/>', "{bars}",
+    joint("j1", parent="base", child="b1", extra='<dh theta="90" degrees="true"/>'),
+    joint("j2", parent="b1", child="b2", extra='<dh d="0.5" theta="-90" degrees="true"/>'),
+    joint("j3", parent="b2", child="b3", extra='<dh d="{top}" theta="-90" degrees="true"/>'),
+    '<closure name="cut" kind="{kind}" link_a="b3" link_b="base">',
+    '  <dh end="a" alpha="0" d="0.5" theta="-90" r="0" degrees="true"/>',
+    '  <dh end="b" alpha="0" d="0.8" theta="0" r="0"/>',
+    '  <assembled joint="j1" value="0"/>',
+    "</closure>"])
 BARS = "\n".join(LINK.format(n=f"b{k}") for k in (1, 2, 3))
 
 

@@ -28,7 +28,7 @@ def test_twelve_orders():
 
 
 def test_dh_matches_khalil_dombre_matrix():
-    """Khalil & Dombre 2002 eq. 3.2, the printed matrix, and the product of the four elementary transforms."""
+    """Khalil & Dombre 2002 §3.2, the printed matrix, and the product of the four elementary transforms."""
     rng = np.random.default_rng(4)
     for _ in range(50):
         alpha, d, theta, r = rng.uniform(-np.pi, np.pi), rng.normal(), rng.uniform(-np.pi, np.pi), rng.normal()
@@ -43,7 +43,7 @@ def test_dh_matches_khalil_dombre_matrix():
 
 
 def test_dh_tree_parameters():
-    """γ, b (Khalil & Dombre §7.2): iTj = Rot(z, γ) Trans(z, b) Rot(x, α) Trans(x, d) Rot(z, θ) Trans(z, r)."""
+    """γ, b (Khalil & Dombre ch. 7): iTj = Rot(z, γ) Trans(z, b) Rot(x, α) Trans(x, d) Rot(z, θ) Trans(z, r)."""
     gamma, b, alpha, d, theta, r = 0.4, -0.3, 1.1, 0.25, -2.0, 0.7
     expected = (homogeneous(rot("z", gamma), [0, 0, 0]) @ homogeneous(np.eye(3), [0, 0, b])
                 @ homogeneous(*dh_transform(alpha, d, theta, r)))
@@ -74,7 +74,7 @@ def test_euler_matrix_closed_form(order):
 
 def test_known_cases_per_family():
     """Tait–Bryan: intrinsic zyx (yaw, pitch, roll) is URDF's rpy, extrinsic xyz (roll, pitch, yaw) too.
-    Proper Euler: the classical z-x-z matrix (Goldstein; Khalil & Dombre eq. 2.39's z-y-z analogue)."""
+    Proper Euler: the classical z-x-z matrix (Goldstein, Classical Mechanics)."""
     roll, pitch, yaw = 0.3, -1.1, 2.4
     urdf = spatial.rotation_rpy(roll, pitch, yaw)
     np.testing.assert_allclose(euler_matrix([yaw, pitch, roll], "zyx"), urdf, atol=TOL)
