@@ -9,7 +9,8 @@ import numpy as np
 
 from engine import spatial
 from engine.errors import ModelError, ModelWarning
-from engine.model.model import JOINT_NQ, JOINT_NV, Closure, Geometry, Joint, JointType, Model
+from engine.model.data import Data
+from engine.model.model import JOINT_NQ, JOINT_NV, Closure, Geometry, Joint, JointType, Model, neutral
 
 JOINT_KINDS = {"revolute": JointType.REVOLUTE, "continuous": JointType.REVOLUTE,
                "prismatic": JointType.PRISMATIC, "spherical": JointType.SPHERICAL, "ball": JointType.SPHERICAL,
@@ -63,6 +64,8 @@ class ClosureSpec:
     R_b: np.ndarray
     p_b: np.ndarray
     line: int | None = None
+    assembled: dict = field(default_factory=dict)  # joint name -> (value, line): where the loop must close
+    tolerance: float = 1e-6                        # m (anchor gap) and rad (hinge axes) for that check
 
 
 @dataclass
@@ -151,7 +154,44 @@ def compile_model(desc: RobotDescription, floating_base: bool | None = None) -> 
             _check_inertia(desc, name, link.line, link.mass, np.asarray(link.inertia, float))
         except ModelError as exc:
             warnings.warn(f"{exc} (a fixed link: kept, summed into its body)", ModelWarning, stacklevel=3)
-    return b.finish(desc)
+    model = b.finish(desc)
+    for c, closure in zip(desc.closures, model.closures):
+        if c.assembled:
+            _check_assembled(desc, model, c, closure)
+    return model
+
+
+def _check_assembled(desc, model: Model, c: ClosureSpec, closure: Closure):
+    """The closure's two anchors coincide (and a hinge's z axes align) at the configuration of its
+    ``<assembled>`` joints, every other joint at its neutral value, within ``c.tolerance``: else a ModelError
+    naming the gap. The gap is |x_a - x_b| (m); a hinge's misalignment is the angle between z_a and z_b (rad)."""
+    from engine.dynamics import forward_kinematics  # the dynamics layer builds on the model layer
+
+    q = neutral(model)
+    names = {j.name: j for j in model.joints}
+    for name, (value, line) in c.assembled.items():
+        joint = names.get(name)
+        if joint is None or joint.type not in (JointType.REVOLUTE, JointType.PRISMATIC):
+            _fail(desc, f"closure '{c.name}': <assembled> names '{name}', which is not a revolute or prismatic "
+                        f"joint of the robot", line, name)
+        q[joint.idx_q] = value
+    data = Data(model)
+    forward_kinematics(model, data, q)
+    anchors = []
+    for body, R, p in ((closure.body_a, closure.R_a, closure.p_a), (closure.body_b, closure.R_b, closure.p_b)):
+        oR, op = (data.oMi_R[body], data.oMi_p[body]) if body >= 0 else (np.eye(3), np.zeros(3))
+        anchors.append((oR @ R, oR @ p + op))
+    (Ra, pa), (Rb, pb) = anchors
+    gap = float(np.linalg.norm(pa - pb))
+    if gap > c.tolerance:
+        _fail(desc, f"closure '{c.name}' does not close at its assembled configuration: its anchors are "
+                    f"{gap:.6g} m apart (tolerance {c.tolerance:g} m)", c.line, gap)
+    if c.kind == "hinge":
+        za, zb = Ra[:, 2], Rb[:, 2]
+        angle = float(np.arctan2(np.linalg.norm(np.cross(za, zb)), za @ zb))
+        if angle > c.tolerance:
+            _fail(desc, f"closure '{c.name}' does not close at its assembled configuration: its hinge axes are "
+                        f"{angle:.6g} rad apart (tolerance {c.tolerance:g} rad)", c.line, angle)
 
 
 class _TreeBuilder:

@@ -8,7 +8,13 @@ Extensions (documented in docs/universe-format.md):
   rotor carried by the parent link, seed 002 §2.3), ``<friction viscous="..." dry="..."/>`` (both
   reflected to the joint; URDF's ``<dynamics damping friction>`` says the same), ``<spring stiffness="..."
   reference="..."/>`` (passive flexible joint).
-* top level: ``<closure name kind="point|hinge" link_a xyz_a rpy_a link_b xyz_b rpy_b/>`` loop closures.
+* top level: ``<closure name kind="point|hinge" link_a xyz_a rpy_a link_b xyz_b rpy_b tolerance/>`` loop
+  closures; inside, ``<dh end="a|b" .../>`` gives an anchor in modified DH, and ``<assembled joint value/>``
+  children a configuration at which the loop must close (checked at load, ``description.compile_model``).
+* frame conventions of seed 004 (``engine.model.frames``): ``<origin xyz euler="β ρ φ" order="zyx"
+  axes="intrinsic|extrinsic" degrees="true"/>`` (any of the 12 Euler/Tait–Bryan orders) wherever URDF has an
+  ``<origin>``, and in a joint ``<dh alpha d theta r gamma b degrees/>`` (modified DH, Khalil–Kleinfinger) in
+  place of ``<origin>``: the joint then moves about / along its z axis.
 
 Every error names the file and the line. Fixed joints are merged in ``description.compile_model``.
 """
@@ -22,6 +28,7 @@ import numpy as np
 from engine import spatial
 from engine.errors import ModelError, did_you_mean
 from engine.model.description import JOINT_KINDS, ClosureSpec, JointSpec, LinkSpec, RobotDescription
+from engine.model.frames import EULER_ORDERS, dh_transform, euler_matrix
 from engine.model.model import Geometry
 from engine.model.paths import resolve_path
 from engine.model.xmlutil import Reader, parse_xml
@@ -32,7 +39,9 @@ IGNORED_ROBOT_TAGS = {"gazebo", "transmission", "ros2_control", "sensor", "plugi
 ROBOT_TAGS = {"link", "joint", "material", "closure"}
 LINK_TAGS = {"inertial", "visual", "collision"}
 JOINT_TAGS = {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic", "safety_controller",
-              "calibration", "rotor", "friction", "spring"}
+              "calibration", "rotor", "friction", "spring", "dh"}
+ORIGIN_ATTRIBUTES = {"xyz", "rpy", "euler", "order", "axes", "degrees"}
+DH_ATTRIBUTES = {"alpha", "d", "a", "theta", "r", "gamma", "b", "degrees"}
 
 
 def read_urdf(path, package_dirs=()) -> RobotDescription:
@@ -86,13 +95,45 @@ def _check_typos(r: Reader, el, known, only=None):
 
 
 def _origin(r: Reader, el):
-    """(R, p) of an ``<origin xyz rpy>`` child of ``el`` (identity if absent)."""
+    """(R, p) of an ``<origin xyz rpy>`` or ``<origin xyz euler order axes degrees>`` child of ``el`` (identity
+    if absent). Euler angles: ``engine.model.frames.euler_matrix``, intrinsic unless ``axes="extrinsic"``."""
     o = el.find("origin")
     if o is None:
         return np.eye(3), np.zeros(3)
+    r.check_attributes(o, ORIGIN_ATTRIBUTES)
     xyz = r.floats(o, "xyz", 3, default=[0, 0, 0])
-    rpy = r.floats(o, "rpy", 3, default=[0, 0, 0])
-    return spatial.rotation_rpy(*rpy), xyz
+    scale = np.pi / 180.0 if r.boolean(o, "degrees", False) else 1.0
+    if not r.has(o, "euler"):
+        for name in ("order", "axes"):
+            if r.has(o, name):
+                r.fail(o, f"<origin> '{name}' goes with 'euler' angles", o.get(name))
+        return spatial.rotation_rpy(*(scale * r.floats(o, "rpy", 3, default=[0, 0, 0]))), xyz
+    if r.has(o, "rpy"):
+        r.fail(o, "<origin> takes 'rpy' or 'euler', not both", o.get("euler"))
+    euler = scale * r.floats(o, "euler", 3)
+    order = r.string(o, "order", required=True)
+    if order not in EULER_ORDERS:
+        r.fail(o, f"<origin> 'order' must be one of {', '.join(EULER_ORDERS)} (lower case; intrinsic or "
+                  f"extrinsic is said by 'axes'){did_you_mean(order.lower(), EULER_ORDERS)}", order)
+    axes = r.string(o, "axes", default="intrinsic")
+    if axes not in ("intrinsic", "extrinsic"):
+        r.fail(o, f"<origin> 'axes' must be intrinsic or extrinsic{did_you_mean(axes, ['intrinsic', 'extrinsic'])}",
+               axes)
+    return euler_matrix(euler, order, intrinsic=axes == "intrinsic"), xyz
+
+
+def _dh(r: Reader, el, extra=()):
+    """(R, p) of a ``<dh alpha d theta r gamma b degrees>`` element: ``engine.model.frames.dh_transform``
+    (``a`` is accepted for ``d``, the thesis' name; every parameter defaults to 0)."""
+    r.check_attributes(el, DH_ATTRIBUTES | set(extra))
+    if r.has(el, "a") and r.has(el, "d"):
+        r.fail(el, "<dh> takes 'd' (Khalil–Dombre) or 'a' (the same distance, seed 004's name), not both",
+               el.get("a"))
+    scale = np.pi / 180.0 if r.boolean(el, "degrees", False) else 1.0
+    d = r.number(el, "a" if r.has(el, "a") else "d", default=0.0)
+    return dh_transform(scale * r.number(el, "alpha", default=0.0), d, scale * r.number(el, "theta", default=0.0),
+                        r.number(el, "r", default=0.0), scale * r.number(el, "gamma", default=0.0),
+                        r.number(el, "b", default=0.0))
 
 
 def _rgba(r: Reader, material_el):
@@ -194,12 +235,23 @@ def _joint(r: Reader, el) -> JointSpec:
     parent, child = el.find("parent"), el.find("child")
     if parent is None or child is None:
         r.fail(el, f"joint '{name}' needs <parent link=...> and <child link=...>")
-    R, p = _origin(r, el)
+    dh = el.findall("dh")
+    if len(dh) > 1:
+        r.fail(dh[1], f"joint '{name}' has more than one <dh>")
+    if dh and el.find("origin") is not None:
+        r.fail(dh[0], f"joint '{name}': its frame is given by <dh> or by <origin>, not both", "dh")
+    R, p = _dh(r, dh[0]) if dh else _origin(r, el)
     j = JointSpec(name=name, kind=kind, parent=r.string(parent, "link", required=True),
                   child=r.string(child, "link", required=True), line=el.sourceline, R=R, p=p)
     axis = el.find("axis")
     if axis is not None:
         j.axis = r.floats(axis, "xyz", 3, default=[1, 0, 0])
+    if dh:  # Khalil–Kleinfinger: joint j moves about / along z_j
+        if axis is not None and not np.allclose(j.axis / max(np.linalg.norm(j.axis), 1e-300), [0, 0, 1],
+                                                rtol=0, atol=1e-12):
+            r.fail(axis, f"joint '{name}' is given in modified DH, so it moves about / along z: its <axis> can "
+                         f"only be 0 0 1", axis.get("xyz"))
+        j.axis = np.array([0.0, 0.0, 1.0])
     limit = el.find("limit")
     if limit is not None:
         j.lower = r.number(limit, "lower", default=-np.inf if kind == "continuous" else 0.0)
@@ -241,12 +293,36 @@ def _joint(r: Reader, el) -> JointSpec:
 
 
 def _closure(r: Reader, el) -> ClosureSpec:
-    r.check_attributes(el, {"name", "kind", "link_a", "xyz_a", "rpy_a", "link_b", "xyz_b", "rpy_b"})
+    """A loop closure: each anchor by ``xyz_*``/``rpy_*`` or a ``<dh end="a|b">`` child (in the link's frame);
+    ``<assembled joint value [degrees]>`` children name a configuration (other joints at 0) where it must close
+    within ``tolerance`` (m for the anchors' gap, rad for a hinge's axes)."""
+    r.check_attributes(el, {"name", "kind", "link_a", "xyz_a", "rpy_a", "link_b", "xyz_b", "rpy_b", "tolerance"})
+    r.check_children(el, {"dh", "assembled"})
+    name = r.string(el, "name", required=True)
+    dh = {}
+    for d in el.findall("dh"):
+        end = d.get("end")
+        if end not in ("a", "b"):
+            r.fail(d, f"closure '{name}': <dh> needs end=\"a\" or end=\"b\" (the anchor it places)", end)
+        if end in dh:
+            r.fail(d, f"closure '{name}' has two <dh end=\"{end}\">", end)
+        if r.has(el, f"xyz_{end}") or r.has(el, f"rpy_{end}"):
+            r.fail(d, f"closure '{name}': anchor {end} is given by <dh> or by xyz_{end}/rpy_{end}, not both", end)
+        dh[end] = _dh(r, d, extra={"end"})
     ends = {}
     for side in ("a", "b"):
-        ends[side] = (r.string(el, f"link_{side}", required=True),
-                      spatial.rotation_rpy(*r.floats(el, f"rpy_{side}", 3, default=[0, 0, 0])),
-                      r.floats(el, f"xyz_{side}", 3, default=[0, 0, 0]))
-    return ClosureSpec(name=r.string(el, "name", required=True), kind=r.string(el, "kind", default="point"),
+        R, p = dh[side] if side in dh else (spatial.rotation_rpy(*r.floats(el, f"rpy_{side}", 3, default=[0, 0, 0])),
+                                            r.floats(el, f"xyz_{side}", 3, default=[0, 0, 0]))
+        ends[side] = (r.string(el, f"link_{side}", required=True), R, p)
+    assembled = {}
+    for a in el.findall("assembled"):
+        r.check_attributes(a, {"joint", "value", "degrees"})
+        joint = r.string(a, "joint", required=True)
+        if joint in assembled:
+            r.fail(a, f"closure '{name}': joint '{joint}' is assembled twice", joint)
+        scale = np.pi / 180.0 if r.boolean(a, "degrees", False) else 1.0
+        assembled[joint] = (scale * r.number(a, "value", required=True), a.sourceline)
+    return ClosureSpec(name=name, kind=r.string(el, "kind", default="point"),
                        link_a=ends["a"][0], R_a=ends["a"][1], p_a=ends["a"][2],
-                       link_b=ends["b"][0], R_b=ends["b"][1], p_b=ends["b"][2], line=el.sourceline)
+                       link_b=ends["b"][0], R_b=ends["b"][1], p_b=ends["b"][2], line=el.sourceline,
+                       assembled=assembled, tolerance=r.number(el, "tolerance", default=1e-6, positive=True))
