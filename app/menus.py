@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.overlays import Overlays
 from app.recording import video_unavailable
+from app.soles_view import MAGNIFICATIONS
 
 APP_SHORTCUT = QtCore.Qt.ShortcutContext.ApplicationShortcut   # also when the 3D view has the focus
 GLYPH_SIZES = (("Small", 0.5), ("Medium", 1.0), ("Large", 2.0), ("Huge", 4.0))   # x the scene-scaled radius
@@ -74,6 +75,13 @@ def build_menus(window) -> Actions:
         action = _action(glyphs, label, partial(window.viewport.set_contact_glyph_scale, factor), checkable=True)
         action.setChecked(factor == 1.0)
         sizes.addAction(action)
+    deformation = view.addMenu("Sole deformation")
+    factors = QtGui.QActionGroup(deformation)
+    for factor in MAGNIFICATIONS:
+        action = _action(deformation, f"× {factor:g}", partial(window.viewport.set_sole_magnification, factor),
+                         checkable=True)
+        action.setChecked(factor == 1.0)
+        factors.addAction(action)
     view.addSeparator()
     _action(view, "Reset camera", lambda: window.viewport.reset_camera(), "Home")
     _action(view, "Frame all", lambda: window.viewport.frame_all(), "F")

@@ -1,5 +1,6 @@
 """The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques,
-contact forces per body, energy, centre of mass and ZMP, the user's force (mouse or haptic device).
+contact forces per body, energy, centre of mass and ZMP, the user's force (mouse or haptic device), the
+compression and load of deformable soles.
 
 * Centre of mass of a multibody: c = sum_i m_i (R_i c_i + p_i) / sum_i m_i (body CoMs in the world).
 * ZMP on flat ground: the centre of pressure of the contact forces whose normal is within 45 degrees of the
@@ -50,7 +51,23 @@ def catalogue(universe) -> list:
     signals.append(Signal("user force", "magnitude", "N", lambda s: float(np.linalg.norm(user_force(s)))))
     for spec in universe.sensors:
         signals += _sensor_signals(spec)
+    signals += _sole_signals(universe)
     return signals
+
+
+def _sole_signals(universe) -> list:
+    """Per deformable sole: its compression (the contact nodes' displacement along the sole's z, largest and
+    mean, mm), the total normal force on it (N) and the number of loaded nodes."""
+    out = []
+    specs = [spec for mb in universe.multibodies for spec in mb.soles]
+    for k, spec in enumerate(specs):
+        group = f"sole/{spec.multibody}/{spec.link}"
+        out += [Signal(group, "compression max", "mm", lambda s, k=k: 1e3 * float(s.soles[k].displacement[:, 2].max())),
+                Signal(group, "compression mean", "mm",
+                       lambda s, k=k: 1e3 * float(s.soles[k].displacement[:, 2].mean())),
+                Signal(group, "normal force", "N", lambda s, k=k: float(s.soles[k].force[:, 2].sum())),
+                Signal(group, "loaded nodes", "", lambda s, k=k: float(np.count_nonzero(s.soles[k].force[:, 2] > 0)))]
+    return out
 
 
 def _sensor_signals(spec) -> list:

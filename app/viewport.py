@@ -25,6 +25,7 @@ from PySide6.QtOpenGL import QOpenGLFramebufferObject, QOpenGLFramebufferObjectF
 from app.gl_bodies import MAX_BODIES, BodyMeshItem, Lighting
 from app.overlays import Overlays
 from app.scene_meshes import geometry_triangles, plane_extent
+from app.soles_view import SoleMeshes
 
 BACKGROUND = (40, 44, 52)
 COLLISION_RGBA = (0.25, 0.95, 0.55, 0.35)
@@ -54,6 +55,7 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         self.universe = None
         self.layers = {"visual": [], "collision": []}   # role -> [(BodyMeshItem, first stacked index)]
         self.overlays = None
+        self.soles = None                                 # app.soles_view.SoleMeshes
         self.grid = None
         self.snapshot = None                              # the snapshot shown
         self.vertical_fov = 45.0                          # degrees, the OpenGL (gluPerspective) convention
@@ -90,6 +92,7 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         self.grid = _ground_grid(universe)
         self.addItem(self.grid)
         self.overlays = Overlays(self, universe, force_scale=_force_scale(universe))
+        self.soles = SoleMeshes(self, universe)
 
     def _build_layer(self, geometries, lighting, translucent):
         """One BodyMeshItem per block of MAX_BODIES stacked bodies; ``geometries`` is [(stacked index, geom,
@@ -182,7 +185,15 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         bodies = np.ones(len(R), dtype=bool)
         bodies[list(self._offsets) + [len(R) - 1]] = False
         self.overlays.update(snapshot, R[bodies], p[bodies])
+        if snapshot.soles:
+            self.soles.update(snapshot)
         self.update()
+
+    def set_sole_magnification(self, factor: float):
+        """View ▸ Sole deformation: the soles' node displacements drawn ``factor`` times larger."""
+        self.soles.magnification = float(factor)
+        if self.snapshot is not None:
+            self.show_snapshot(self.snapshot)
 
     def set_overlay_visible(self, name, on: bool):
         """Show or hide an overlay (``Overlays.NAMES``), redrawn at once from the snapshot shown."""

@@ -1,6 +1,7 @@
 """Live plots of the signals the user ticks (joint q/v/τ, contact forces per body, energy, centre of mass,
 ZMP, the run's real-time factor), sampled from the frames the view receives; pause, zoom (mouse wheel / drag on
-the plot) and CSV export of what is plotted. A scene opens with ``DEFAULT_SIGNALS`` ticked. Each unit has its
+the plot) and CSV export of what is plotted. A scene opens with ``DEFAULT_SIGNALS`` ticked, and with its
+soles' compression and normal force. Each unit has its
 own plot (a unitless signal too), stacked, sharing the time axis.
 """
 from __future__ import annotations
@@ -74,7 +75,9 @@ class PlotsDock(QtWidgets.QDockWidget):
         self.series, self.curves = {}, {}
         self._layout_rows()
         self.times.clear()
-        for key in DEFAULT_SIGNALS:
+        soles = [key for key in self.signals if key.startswith("sole/") and key.endswith(("compression max",
+                                                                                            "normal force"))]
+        for key in DEFAULT_SIGNALS + tuple(soles):
             self.select(key)
         for item in self._leaves():         # the ticked signals' groups open
             if item.checkState(0) == QtCore.Qt.CheckState.Checked:
