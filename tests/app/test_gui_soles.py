@@ -47,18 +47,18 @@ def test_the_sole_signals_read_the_snapshot(drop):
 
 def test_the_soles_are_drawn_coloured_by_their_load_and_magnified_on_demand(qapp, window):
     try:
-        assert window.open_scene(SCENES / "drop_soles.xml"), window.log.text()
+        assert window.open_scene(SCENES / "talos_soles.xml"), window.log.text()
         settle(qapp, window)
         soles = window.viewport.soles
         assert len(soles.items) == 2 and window.plots.rows                 # default plots include the soles'
         before = np.array(soles.items[0].opts["meshdata"].vertexColors())
         window.play_pause()
-        wait(qapp, lambda: window.frame.snapshot.t > 0.08 and window.frame.snapshot.soles[0].force[:, 2].sum() > 0)
+        wait(qapp, lambda: window.frame.snapshot.t > 0.05)
         window.play_pause()
         wait(qapp, lambda: not window.physics.playing)
         settle(qapp, window)
         loaded = np.array(soles.items[0].opts["meshdata"].vertexColors())
-        assert soles.pressure_range > 0 and np.abs(loaded - before).max() > 0.1          # red where it presses
+        assert window.viewport.snapshot.soles[0].force[:, 2].sum() > 0 and soles.pressure_range > 0 and np.abs(loaded - before).max() > 0.1          # red where it presses
         drawn = np.array(soles.items[0].opts["meshdata"].vertexes())
         window.viewport.set_sole_magnification(100.0)
         magnified = np.array(soles.items[0].opts["meshdata"].vertexes())
@@ -70,7 +70,7 @@ def test_the_soles_are_drawn_coloured_by_their_load_and_magnified_on_demand(qapp
         for item in soles.items:
             item.setVisible(False)
         hidden = window.viewport.grab_array()
-        assert np.count_nonzero(np.any(sole_pixels != hidden, axis=2)) > 200               # the soles are seen
+        assert np.count_nonzero(np.any(sole_pixels != hidden, axis=2)) > 60     # two 22 × 13 cm soles from 3 m
     finally:
         window.viewport.set_layer_visible("visual", True)
         window.viewport.set_sole_magnification(1.0)
