@@ -1,7 +1,9 @@
 """Recording a run: a ring buffer of states, contact forces and device inputs; .npz files; video export.
 
 Every ``stride``-th step the physics thread appends the Simulation's State (with whatever the engine keeps in
-it, warm starts and plugin states, so that a run resumed from a recorded frame continues as the original did),
+it, warm starts and plugin states, so that a run resumed from a recorded frame continues as the original did;
+only the contact solver's kept matrix factor is left out, so the solves of a large compliant contact group there
+start afresh and agree with the original to the solver's tolerance),
 its contacts and the external wrenches the user or a device applied. The buffer keeps the newest ``capacity``
 frames, each with the torques τ the controllers applied. A recording saved to .npz holds plain arrays (per
 multibody q, v and τ; contacts and the contact solver's warm starts padded to the largest count of a frame) and
@@ -56,8 +58,10 @@ class Recorder:
             return
         external = tuple((m, b, w.copy(), x.copy()) for (m, b), (w, x) in sim.external.items())
         tau = tuple(run.tau.copy() for run in sim.runs)
+        state = sim.state
+        state.warm_start.pop("factor", None)     # a large matrix: not kept in 20000 frames (engine/contact/stepping.py)
         with self._lock:
-            self._frames.append(RecordedFrame(sim.state, sim.contacts, external, tau))
+            self._frames.append(RecordedFrame(state, sim.contacts, external, tau))
         if self.autosave is not None:
             self.autosave.append(sim)
 

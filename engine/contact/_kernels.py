@@ -25,6 +25,9 @@ REGULAR_TOL = 1e-10         # det W_ii / (W_nn W_t1t1 W_t2t2) above this: W_ii i
 POLISH_BELOW = 0.5          # the active-set step (polish) is tried once eq. 3.34 is below this …
 POLISH_EVERY = 4            # … at most every this many sweeps
 POLISH_RCOND = 1e-10        # pivots of W_SS below this times its largest diagonal are treated as zero
+REUSE_ROWS = 48             # an active set of this many rows keeps its Cholesky factor for the next solve …
+REUSE_ITERATIONS = 4        # … which preconditions conjugate gradients, at most this many, on the same rows …
+REUSE_TOL = 1e-12           # … until ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ (else W_SS is factored again)
 
 
 @njit(cache=True, nogil=True)
@@ -360,21 +363,17 @@ def natural_residual(f, v, block_start, block_kind, block_mu, block_rho):
 @njit(cache=True, nogil=True)
 def velocity(W, f, v_free, v):
     """v = W f + v_free (seed 000 eq. 3.26)."""
-    n = W.shape[0]
-    for i in range(n):
-        acc = v_free[i]
-        for k in range(n):
-            acc += W[i, k] * f[k]
-        v[i] = acc
+    v[:] = np.dot(W, f) + v_free                    # BLAS: the matrix-vector product of every solve
 
 
 @njit(cache=True, nogil=True)
 def gauss_seidel_sweeps(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
-                        newton, max_sweeps, tol, f, v, best_f, dnorm, fnorm, delta, out):
+                        newton, max_sweeps, tol, f, v, best_f, dnorm, fnorm, delta, out, keep):
     """Up to ``max_sweeps`` sweeps from (f, v = W f + v_free); stops when eq. 3.34 < tol. Tracks the iterate
     of lowest natural residual in ``best_f``. ``out`` (in/out) = [best residual, last change, failures, sweeps
     since the last active-set step]. Once the change falls below POLISH_BELOW, an active-set step (``polish``)
-    is tried every POLISH_EVERY sweeps. Returns (sweeps done, converged)."""
+    is tried every POLISH_EVERY sweeps; ``keep``: its kept factor (``kept_solve``). Returns (sweeps done,
+    converged)."""
     for k in range(max_sweeps):
         out[2] += _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                          newton, f, v, dnorm, fnorm, delta)
@@ -386,7 +385,7 @@ def gauss_seidel_sweeps(W, block_start, block_kind, block_mu, inv_start, block_i
         out[3] += 1
         if out[1] < POLISH_BELOW and out[3] >= POLISH_EVERY:
             out[3] = 0
-            res = polish(W, block_start, block_kind, block_mu, block_rho, f, v, res, delta)
+            res = polish(W, block_start, block_kind, block_mu, block_rho, f, v, res, delta, keep)
         _keep_best(f, res, best_f, out)
     return max_sweeps, False
 
@@ -399,7 +398,7 @@ def _keep_best(f, res, best_f, out):
 
 
 @njit(cache=True, nogil=True)
-def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work):
+def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work, keep):
     """Active-set step: when every contact either sticks (its force strictly inside the cone; a frictionless one:
     its normal row) or carries no force, solve the sticking and bilateral rows S exactly for v_S = 0:
 
@@ -409,7 +408,7 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     set (a foot on 4 points: W_SS singular) Gauss–Seidel converges linearly and slowly, moving internal forces
     the contacts can exchange; this step lands on the solution directly — the one without internal forces —
     and the next sweep, leaving it unchanged, meets eq. 3.34. Not in the thesis. Returns the natural residual
-    of (f, v) after the step; ``work`` (>= len(f)) is scratch."""
+    of (f, v) after the step; ``work`` (>= len(f)) is scratch, ``keep`` as in ``kept_solve``."""
     n, m = f.shape[0], 0
     for blk in range(len(block_kind)):
         s, e = block_start[blk], block_start[blk + 1]
@@ -426,14 +425,12 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
         return residual
     rows = work[:m].astype(np.int64)
     A = np.empty((m, m))
-    rhs = np.empty(m)
+    fS, vS = np.empty(m), np.empty(m)
     for i in range(m):
-        acc = -v[rows[i]]
+        fS[i], vS[i] = f[rows[i]], v[rows[i]]
         for j in range(m):
             A[i, j] = W[rows[i], rows[j]]
-            acc += A[i, j] * f[rows[j]]
-        rhs[i] = acc
-    fS = least_norm_solve(A, rhs)
+    fS = kept_solve(A, np.dot(A, fS) - vS, rows, keep)
     for blk in range(len(block_kind)):                         # the new sticking forces must be in their cones
         s = block_start[blk]
         if block_kind[blk] == CONTACT and f[s] > 0.0:
@@ -454,6 +451,94 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     f[:] = f_old
     v[:] = v_old
     return residual
+
+
+def no_keep():
+    """A ``keep`` argument with no factor kept and room for none (a solve of one problem)."""
+    return np.zeros(0), np.zeros(1, np.int64), np.zeros(0), np.zeros(1, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def kept_solve(A, b, rows, keep):
+    """``least_norm_solve(A, b)`` for A = W_SS, the rows ``rows`` of W, cheaper on a contact set that persists
+    from step to step (a robot standing on FEM soles: 240 rows, a dense 240³/3-flop Cholesky per solve).
+
+    ``keep`` = (L, meta, L_new, meta_new): L (cap²,) the Cholesky factor, row after row, of an earlier W_SS of
+    m ≥ REUSE_ROWS rows (meta[0] = m, meta[1:m + 1] its rows; m = 0: none), read only; a factor computed here
+    goes to L_new, meta_new (meta_new[0] = −1: forget the kept one), which the caller then keeps in its place
+    (the kept arrays are never written, so a saved state can refer to them). When ``rows`` are the kept rows,
+    W_SS has only moved with the configuration, and conjugate gradients preconditioned by the kept L Lᵀ
+    (``_kept_cg``) reach ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ in one or two O(m²) iterations. Otherwise, or if CG does
+    not get there in REUSE_ITERATIONS, W_SS is factored anew (and kept when positive definite); a semidefinite
+    W_SS (a hyperstatic rigid set) takes the pivoted path of ``least_norm_solve``, which keeps nothing."""
+    L_old, meta_old, L_new, meta_new = keep
+    m = A.shape[0]
+    if REUSE_ROWS <= m and m * m <= L_new.shape[0]:
+        L_keep, meta = (L_new, meta_new) if meta_new[0] != 0 else (L_old, meta_old)
+        if meta[0] == m and _same_rows(meta, rows):
+            x = _kept_cg(A, b, L_keep[:m * m].reshape((m, m)))     # contiguous
+            if x.shape[0]:
+                return x
+        L = definite_cholesky(A)
+        if L.shape[0]:
+            L_new[:m * m] = L.ravel()
+            meta_new[0] = m
+            meta_new[1:m + 1] = rows
+            return _cholesky_solve(L, b)
+        meta_new[0] = -1
+    return least_norm_solve(A, b)
+
+
+@njit(cache=True, nogil=True)
+def _same_rows(meta, rows):
+    for i in range(rows.shape[0]):
+        if meta[i + 1] != rows[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _kept_cg(A, b, L):
+    """x with ‖A x − b‖ ≤ REUSE_TOL ‖b‖ by conjugate gradients on A (symmetric positive definite) preconditioned
+    with L Lᵀ (Golub & Van Loan, Alg. 11.5.1), at most REUSE_ITERATIONS; an empty array when not reached."""
+    m = b.shape[0]
+    bound = REUSE_TOL * math.sqrt(np.dot(b, b))
+    x = np.zeros(m)
+    r = b.copy()
+    if bound == 0.0:
+        return x
+    z = _triangular_solves(L, r)
+    p = z.copy()
+    rz = np.dot(r, z)
+    for _ in range(REUSE_ITERATIONS):
+        Ap = np.dot(A, p)
+        alpha = rz / np.dot(p, Ap)
+        x += alpha * p
+        r -= alpha * Ap
+        if math.sqrt(np.dot(r, r)) <= bound:
+            return x
+        z = _triangular_solves(L, r)
+        rz, rz_old = np.dot(r, z), rz
+        p = z + (rz / rz_old) * p
+    return np.zeros(0)
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _triangular_solves(L, c):
+    """(L Lᵀ)⁻¹ c, both sweeps along the rows of L (contiguous): forward by dot products, backward by axpys."""
+    n = c.shape[0]
+    z = np.empty(n)
+    for i in range(n):
+        acc = c[i]
+        for k in range(i):
+            acc -= L[i, k] * z[k]
+        z[i] = acc / L[i, i]
+    for i in range(n - 1, -1, -1):
+        z[i] /= L[i, i]
+        x = z[i]
+        for k in range(i):
+            z[k] -= L[i, k] * x
+    return z
 
 
 @njit(cache=True, nogil=True)

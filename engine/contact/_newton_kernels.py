@@ -38,7 +38,7 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, least_norm_solve, natural_residual,
+from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, kept_solve, natural_residual,
                                     project_cone)
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
@@ -94,9 +94,11 @@ def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, s
 
 
 @njit(cache=True, nogil=True)
-def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd):
+def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
+               keep):
     """The Newton direction Δf (into ``df``): −f on the rows that leave the system, the least-norm solution of
-    the active rows otherwise. ``rows`` receives the active rows, ``wd`` is scratch (W Δf_D)."""
+    the active rows otherwise (``_kernels.kept_solve`` when none slips). ``rows`` receives the active rows,
+    ``wd`` is scratch (W Δf_D)."""
     n = f.shape[0]
     k = 0
     for b in range(block_kind.shape[0]):
@@ -123,7 +125,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
             for c in range(m):
                 A[a, c] = W[rows[a], rows[c]]
             rhs[a] = -v[rows[a]] - wd[rows[a]]
-        x = least_norm_solve(A, rhs)
+        x = kept_solve(A, rhs, rows[:m], keep)
     else:
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
         x = _regular_solve(W, rows, A, rhs)
@@ -226,13 +228,13 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
 
 @njit(cache=True, nogil=True)
 def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd,
-                f_trial, v_trial):
+                f_trial, v_trial, keep):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
     ½‖φ‖² where φ is differentiable). Returns whether a step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
-    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd)
+    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep)
     for i in range(n):
         if not math.isfinite(df[i]):
             return False
@@ -270,7 +272,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                       max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, out):
+                      dnorm, fnorm, out, keep):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
@@ -280,7 +282,8 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     residual by STAGNATION_FACTOR (a problem without a solution: jammed self-contacts with high friction).
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
-    the iterate of lowest natural residual is kept in ``best_f``. Returns (iterations done, converged); the
+    the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
+    (``_kernels.kept_solve``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):
         if out[4] > 0:
@@ -291,7 +294,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
             stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
-                                  rows, df, wd, f_trial, v_trial)
+                                  rows, df, wd, f_trial, v_trial, keep)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0

@@ -1,9 +1,26 @@
-"""numba kernels of ``sole_geometry.py``: grains (spheres) against a sole's bottom triangles."""
+"""numba kernels of ``sole_geometry.py``: nodes against a plane, grains (spheres) against a sole's bottom
+triangles, nodes against the triangles of a static mesh."""
 from __future__ import annotations
 
 import math
 
 from engine.dynamics._kernels.algebra import kernel
+
+
+@kernel
+def nodes_under_plane(x, normal, offset, margin, node, point, depth):
+    """The nodes ``x`` (c, 3) within ``margin`` of the half-space n · x ≤ offset: their indices, the points midway
+    between node and plane, and the depths into ``node``, ``point``, ``depth`` (c rows at least); returns
+    their count."""
+    k = 0
+    for i in range(x.shape[0]):
+        gap = x[i, 0] * normal[0] + x[i, 1] * normal[1] + x[i, 2] * normal[2] - offset
+        if gap <= margin:
+            node[k], depth[k] = i, -gap
+            for r in range(3):
+                point[k, r] = x[i, r] - 0.5 * gap * normal[r]
+            k += 1
+    return k
 
 
 @kernel

@@ -359,19 +359,23 @@ GAUSS_SEIDEL, GAUSS_SEIDEL_NEWTON, NONSMOOTH_NEWTON = 0, 1, 2   # solver codes o
 
 @njit(cache=True, nogil=True)
 def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
-                 max_iter, stats):
+                 max_iter, stats, keep):
     """Every group's problem without a time budget, from the warm start f (in K): ``gauss_seidel`` (seed 000
     Alg. 1; ``solver`` GAUSS_SEIDEL or GAUSS_SEIDEL_NEWTON, sweeps until eq. 3.34 < tol) or ``nonsmooth_newton``
     (NONSMOOTH_NEWTON, until the relative natural residual ≤ tol), at most ``max_iter`` iterations; unless
     converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
     converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
-    zero force)."""
+    zero force). ``keep``: the factor kept from solve to solve (``_kernels.kept_solve``; with several large groups,
+    the last one's)."""
     ng = row_start.shape[0] - 1
     n_max, nb_max, inv_max = 1, 1, 1                  # work arrays for the largest group, sliced per group
     for k in range(ng):
         n_max = max(n_max, row_start[k + 1] - row_start[k])
         nb_max = max(nb_max, block_offset[k + 1] - block_offset[k])
-        inv_max = max(inv_max, n_max * n_max)
+        squares = 0                                   # Σ (block size)²: the blocks' W_bb⁻¹
+        for b in range(block_offset[k] + k, block_offset[k + 1] + k):
+            squares += (block_start[b + 1] - block_start[b]) ** 2
+        inv_max = max(inv_max, squares)
     inv_all, state_all, rho_all = np.zeros(inv_max), np.zeros(nb_max, np.int64), np.zeros((nb_max, 3))
     v_all, best_all, zero_all = np.empty(n_max), np.empty(n_max), np.zeros(n_max)
     status, slip, rows = np.zeros(nb_max, np.int64), np.zeros((nb_max, 5)), np.zeros(n_max, np.int64)
@@ -404,13 +408,13 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                 sweeps, converged = newton_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
                     best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n], v_trial[:n],
-                    dnorm[:nb], fnorm[:nb], out)
+                    dnorm[:nb], fnorm[:nb], out, keep)
             change, failures = math.nan, out[2]
         else:
             out = np.array([residual, np.inf, 0.0, 0.0])
             sweeps, converged = gauss_seidel_sweeps(Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho,
                                                     solver == GAUSS_SEIDEL_NEWTON, max_iter, tol, fk, v, best,
-                                                    dnorm[:nb], fnorm[:nb], df[:max(n, 1)], out)
+                                                    dnorm[:nb], fnorm[:nb], df[:max(n, 1)], out, keep)
             change, failures = out[1], out[2]
         if not converged:
             fk[:] = best
@@ -488,33 +492,44 @@ def _add_wrenches(sides, maps, f_all, row, rows, wrench):
 # ---- deformable soles (soles.py) -----------------------------------------------------------------------------------
 
 @kernel
-def add_sole_compliance(Wg, rows, frames, blocks, slot, weight, U, dt, u_all, global_rows, B):
+def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, global_rows, Z):
     """Sole contacts i, l (rows ``rows`` of the group's W, 3 each; contact i spread on nodes slot[i, :] with
     weights weight[i, :]): W_il += Σ_ab d_ia d_lb F_i K_c⁻¹[s_ia, s_lb] F_lᵀ / δt, and their free velocity
-    u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (F_i: sole frame → contact frame i; soles.py, step 2). B: (3, 3) work."""
-    k = slot.shape[0]
-    for i in range(k):
-        for l in range(k):
-            for x in range(3):
+    u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (F_i: sole frame → contact frame i; soles.py, step 2).
+
+    In two products, W = P_F (K_c⁻¹ P_Fᵀ) with P_F the (3k, 3c) map of the weights and frames: first the rows
+    Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then W's rows from Z's; both read rows only.
+    Z: (≥ 3k, 3c) work."""
+    k, c3 = slot.shape[0], K_inv.shape[0]
+    for l in range(k):
+        for b in range(3):
+            q = 3 * l + b
+            for r in range(c3):
+                Z[q, r] = 0.0
+            for jb in range(3):
+                d = weight[l, jb]
+                if d == 0.0:
+                    continue
+                s = 3 * slot[l, jb]
                 for y in range(3):
-                    B[x, y] = 0.0
-            for ja in range(3):
-                for jb in range(3):
-                    d = weight[i, ja] * weight[l, jb]
-                    if d != 0.0:
-                        block = blocks[slot[i, ja], slot[l, jb]]
-                        for x in range(3):
-                            for y in range(3):
-                                B[x, y] += d * block[x, y]
-            for a in range(3):
-                for b in range(3):
+                    w = d * frames[l, b, y]
+                    if w != 0.0:
+                        for r in range(c3):
+                            Z[q, r] += w * K_inv[s + y, r]
+    for l in range(k):
+        for b in range(3):
+            q, row = 3 * l + b, rows[l] + b
+            for i in range(k):
+                for a in range(3):
                     acc = 0.0
-                    for x in range(3):
-                        fb = 0.0
-                        for y in range(3):
-                            fb += B[x, y] * frames[l, b, y]
-                        acc += frames[i, a, x] * fb
-                    Wg[rows[i] + a, rows[l] + b] += acc / dt
+                    for ja in range(3):
+                        d = weight[i, ja]
+                        if d != 0.0:
+                            s = 3 * slot[i, ja]
+                            acc += d * (frames[i, a, 0] * Z[q, s] + frames[i, a, 1] * Z[q, s + 1]
+                                        + frames[i, a, 2] * Z[q, s + 2])
+                    Wg[row, rows[i] + a] += acc / dt
+    for i in range(k):
         for a in range(3):
             acc = 0.0
             for ja in range(3):
@@ -522,3 +537,19 @@ def add_sole_compliance(Wg, rows, frames, blocks, slot, weight, U, dt, u_all, gl
                     for x in range(3):
                         acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
             u_all[global_rows[i] + a] -= acc / dt
+
+
+@kernel
+def sole_node_forces(frames, f_local, index, slot, weight, F):
+    """F (c, 3) = Pᵀ f in the sole frame (4.26 as corrected): contact i's force f_local[index[i]] (its contact
+    frame) turned to the sole frame by frames[i]ᵀ and spread on its nodes slot[i, :] with weights weight[i, :]."""
+    for j in range(F.shape[0]):
+        for x in range(3):
+            F[j, x] = 0.0
+    for i in range(index.shape[0]):
+        f = f_local[index[i]]
+        for x in range(3):
+            fx = frames[i, 0, x] * f[0] + frames[i, 1, x] * f[1] + frames[i, 2, x] * f[2]
+            for ja in range(3):
+                if weight[i, ja] != 0.0:
+                    F[slot[i, ja], x] += weight[i, ja] * fx

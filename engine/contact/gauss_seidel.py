@@ -85,7 +85,8 @@ def gauss_seidel_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, ma
     residual = K.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
     out = np.array([residual, np.inf, 0.0, 0.0])     # best residual, change, failures, sweeps since polish
     best = f.copy()
-    work = (f, v, best, np.zeros(len(block_kind)), np.zeros(len(block_kind)), np.zeros(max(len(f), 1)), out)
+    work = (f, v, best, np.zeros(len(block_kind)), np.zeros(len(block_kind)), np.zeros(max(len(f), 1)), out,
+            K.no_keep())
     sweeps, converged, stopped_by = _iterate(problem, work, tol, max_iter, time_budget, t0)
     if not converged:
         f[:] = best

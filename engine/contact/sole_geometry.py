@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.contact._sole_kernels import nearest_on_triangle, points_on_triangles, spheres_on_triangles
+from engine.contact._sole_kernels import (nearest_on_triangle, nodes_under_plane, points_on_triangles,
+                                          spheres_on_triangles)
 
 
 def plane_nodes(x, normal, offset, margin):
     """Nodes ``x`` (c, 3) within ``margin`` of the half-space n · x ≤ offset."""
-    gap = x @ normal - offset
-    near = np.flatnonzero(gap <= margin)
-    depth = -gap[near]
-    return _node_contacts(near, x[near] + 0.5 * depth[:, None] * normal, np.tile(normal, (len(near), 1)), depth)
+    node, point, depth = np.empty(len(x), np.int64), np.empty((len(x), 3)), np.empty(len(x))
+    k = nodes_under_plane(x, normal, float(offset), float(margin), node, point, depth)
+    return _node_contacts(node[:k], point[:k], np.broadcast_to(normal, (k, 3)), depth[:k])
 
 
 def box_nodes(x, R, p, half, margin):

@@ -51,12 +51,13 @@ class SoleContacts:
         self.U = [np.zeros(3 * len(s.sole.contact_node)) for s in self.specs]
         self.F = [np.zeros((len(s.sole.contact_node), 3)) for s in self.specs]     # last node forces, sole frame
         self.obstacles = static_obstacles(world)
+        self.bounds = np.array([o[4] for o in self.obstacles]).reshape(-1, 2, 3)     # (lo, hi) per obstacle
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
         self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
         self._warned = set()
-        self._work = np.zeros((3, 3))
+        self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
         self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
 
     def __len__(self):
@@ -98,9 +99,9 @@ class SoleContacts:
             x = self.node_positions(k)
             lo, hi = x.min(axis=0) - self.margin, x.max(axis=0) + self.margin
             found = []
-            for j, (kind, shape, _, _, bounds) in enumerate(self.obstacles):
-                if np.any(bounds[1] < lo) or np.any(bounds[0] > hi):      # too far to touch
-                    continue
+            reach = ~((self.bounds[:, 1] < lo) | (self.bounds[:, 0] > hi)).any(axis=1)    # near enough to touch
+            for j in np.flatnonzero(reach):
+                kind, shape = self.obstacles[j][:2]
                 if kind == "sphere":
                     triangle, point, normal, depth, weight = G.sphere_triangles(x, self.bottom[k], *shape,
                                                                                self.margin)
@@ -139,19 +140,22 @@ class SoleContacts:
             r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             rows = a["contact_row"][index]
             Wg = W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0)
-            K.add_sole_compliance(Wg, rows - r0, frames, self.specs[k].sole.compliance_blocks, slot, weight,
-                                  self.U[k], dt, a["u_all"], rows, self._work)
+            K_inv = self.specs[k].sole.K_c_inv
+            if self._work.shape[0] < 3 * len(index) or self._work.shape[1] < len(K_inv):
+                self._work = np.empty((3 * len(index), len(K_inv)))
+            K.add_sole_compliance(Wg, rows - r0, frames, K_inv, slot, weight, self.U[k], dt, a["u_all"], rows,
+                                  self._work)
 
     def update(self, f_local):
         """U_c = K_c⁻¹ Pᵀ f (4.22) from the solved contact forces ``f_local`` (nc, 3; contact frames, on the
         sole), and the small-strain check."""
         for k, (index, slot, weight, frames) in enumerate(self._contact):
             F = self.F[k]
-            F[:] = 0.0
             if len(index):                                  # F_n = P_iᵀ f_p (4.26 as corrected): d_j f on node j
-                f = np.einsum("ipx,ip->ix", frames, f_local[index])
-                np.add.at(F, slot, weight[:, :, None] * f[:, None, :])
-            self.U[k] = self.specs[k].sole.K_c_inv @ F.ravel()
+                K.sole_node_forces(frames, f_local, index, slot, weight, F)
+            else:
+                F[:] = 0.0
+            np.dot(self.specs[k].sole.K_c_inv, F.ravel(), out=self.U[k])
             self._check_strain(k)
 
     def relax(self):

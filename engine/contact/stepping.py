@@ -24,6 +24,7 @@ from engine import faults, plugins
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
+from engine.contact._kernels import REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
@@ -165,6 +166,7 @@ class ContactStage:
     def reset(self):
         """Forget the contacts, the warm starts and the run's ``counts``."""
         self.counts = ContactCounts()
+        self.keep = no_keep()            # the linear solves' kept factor (``_kernels.kept_solve``)
         self.contacts, self._groups, self._reports = None, None, ()
         self.forces = np.zeros((0, 3))                       # world force on body a of each contact
         self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
@@ -173,12 +175,14 @@ class ContactStage:
             self.soles.relax()
 
     def warm_start(self) -> dict:
-        """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, and the
-        closure forces. With the configuration, it makes a restored run continue exactly as the original."""
+        """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, the
+        closure forces, the soles' node displacements, and (by reference, never written) the kept factor of the
+        linear solves (``_kernels.kept_solve``). With the configuration, it makes a restored run continue exactly
+        as the original."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []
         return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy(),
-                    sole_displacement=soles)
+                    sole_displacement=soles, factor=self.keep[:2])
 
     def set_warm_start(self, warm: dict):
         """Restore a ``warm_start()``; an empty dict forgets the warm start."""
@@ -188,6 +192,7 @@ class ContactStage:
         self.previous = (np.array(warm["pair"], np.int64), np.array(warm["point"], float),
                          np.array(warm["force"], float))
         self.closures.force[:] = warm["closure_force"]
+        self.keep = warm.get("factor", no_keep()[:2]) + no_keep()[2:]     # the same solves as the original
         if self.soles:
             self.soles.set_displacements(warm.get("sole_displacement"))
 
@@ -341,9 +346,18 @@ class ContactStage:
             for g in range(g0, g1):
                 stats[g - g0] = self._solve(a, W, g)
             return stats
+        rows = int(np.diff(a["row_start"][g0:g1 + 1]).max())
+        if rows >= REUSE_ROWS and rows * rows > len(self.keep[2]):    # room for the largest group's factor
+            self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
-                       SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats)
+                       SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats, self.keep)
+        L, meta, L_new, meta_new = self.keep
+        if meta_new[0] > 0:           # a new factor: kept, and never written again (warm starts refer to it)
+            self.keep = L_new, meta_new, np.empty(len(L_new)), np.zeros(len(meta_new), np.int64)
+        elif meta_new[0] < 0:
+            self.keep = (np.zeros(0), np.zeros(1, np.int64)) + self.keep[2:]
+            meta_new[0] = 0
         return stats
 
     def _solve(self, a, W, g):

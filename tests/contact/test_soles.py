@@ -195,3 +195,17 @@ def test_the_drop_experiment_orders_the_feet_rigid_above_fem_soles_above_two_lay
     rigid, ankles, soles, layers = (torso_peak(f"drop_{name}.xml")
                                     for name in ("rigid", "flexible_ankles", "soles", "two_layer"))
     assert rigid > 1.1 * soles and soles > 1.5 * layers and rigid > 3 * ankles
+
+
+def test_talos_on_soles_restores_exactly_with_its_kept_factor():
+    """Talos standing on two soles (240 rows, solved with a factor kept from step to step, ``kept_solve``): a
+    run restored at step k continues bit for bit, because the state refers to the factor the original used."""
+    sim = Simulation(load_universe(ROOT / "scenes" / "talos_soles.xml"))
+    sim.step(60)
+    state = sim.state
+    assert state.warm_start["factor"][1][0] == 240                          # the kept factor, 240 rows
+    sim.step(100)
+    q = sim.runs[0].q.copy()
+    sim.set_state(state)
+    sim.step(100)
+    np.testing.assert_array_equal(sim.runs[0].q, q)

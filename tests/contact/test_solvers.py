@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
-from engine.contact._kernels import least_norm_solve
+from engine.contact._kernels import REUSE_ROWS, kept_solve, least_norm_solve, no_keep
 from engine.contact._newton_kernels import least_norm_rows
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
@@ -476,7 +476,7 @@ def test_sweeps_allocate_nothing():
         "    for sweeps in (1, 3):\n"
         "        f = np.zeros(12); vv = v.copy(); out = np.array([np.inf, 0.0, 0.0, 0.0])\n"
         "        args = (W, b.block_start, b.block_kind, b.block_mu, b.inv_start, *prepare(W, b), newton, sweeps,\n"
-        "                0.0, f, vv, f.copy(), np.zeros(4), np.zeros(4), np.zeros(12), out)\n"
+        "                0.0, f, vv, f.copy(), np.zeros(4), np.zeros(4), np.zeros(12), out, K.no_keep())\n"
         "        before = rtsys.get_allocation_stats().alloc\n"
         "        K.gauss_seidel_sweeps(*args)\n"
         "        counts.append(rtsys.get_allocation_stats().alloc - before)\n"
@@ -486,3 +486,33 @@ def test_sweeps_allocate_nothing():
                          check=True)
     counts = json.loads(out.stdout)
     assert counts[0] == counts[1] and counts[2] == counts[3]
+
+
+def test_a_kept_factor_solves_the_next_step_to_the_direct_accuracy_without_refactoring():
+    """``kept_solve``: the first solve of a definite 120-row W_SS factors it (the factor goes to the new slot);
+    the next, on the same rows with W moved by 1e-4 relative (a configuration one step later), is solved by CG
+    preconditioned with the kept factor to 1e-12 of the direct solution, and factors nothing; other rows, or a
+    W moved by 30 %, are factored anew."""
+    rng = np.random.default_rng(3)
+    m = 120
+    assert m >= REUSE_ROWS
+    J = rng.normal(size=(m, m + 20))
+    W0 = J @ J.T / m + np.eye(m)
+    rows = np.arange(0, 2 * m, 2)
+    L, meta, L_new, meta_new = (np.zeros(0), np.zeros(1, np.int64), np.empty(m * m), np.zeros(m + 1, np.int64))
+    b = rng.normal(size=m)
+    x = kept_solve(W0.copy(), b, rows, (L, meta, L_new, meta_new))
+    np.testing.assert_allclose(x, np.linalg.solve(W0, b), rtol=1e-12, atol=1e-12)
+    assert meta_new[0] == m and np.array_equal(meta_new[1:], rows)
+    keep = (L_new.copy(), meta_new.copy(), np.empty(m * m), np.zeros(m + 1, np.int64))
+    E = rng.normal(size=(m, m))
+    W1 = W0 + 1e-4 * (E + E.T) / np.sqrt(m)
+    x = kept_solve(W1.copy(), b, rows, keep)
+    assert np.linalg.norm(x - np.linalg.solve(W1, b)) <= 1e-12 * np.linalg.norm(x) * np.linalg.cond(W1)
+    assert keep[3][0] == 0                                                  # reused: nothing factored
+    kept_solve(W1.copy(), b, rows + 1, keep)
+    assert keep[3][0] == m                                                  # other rows: factored
+    fresh = (keep[0], keep[1], np.empty(m * m), np.zeros(m + 1, np.int64))
+    x = kept_solve(W0 + 0.3 * np.diag(rng.random(m)) * m, b, rows, fresh)
+    assert fresh[3][0] == m                                                 # CG did not get there: factored
+    assert kept_solve(W0.copy(), b, rows, no_keep()).shape == (m,)          # no room: the direct path
