@@ -507,7 +507,7 @@ def _kept_cg(A, b, L):
     r = b.copy()
     if bound == 0.0:
         return x
-    z = _triangular_solves(L, r)
+    z = _cholesky_solve(L, r)
     p = z.copy()
     rz = np.dot(r, z)
     for _ in range(REUSE_ITERATIONS):
@@ -517,28 +517,10 @@ def _kept_cg(A, b, L):
         r -= alpha * Ap
         if math.sqrt(np.dot(r, r)) <= bound:
             return x
-        z = _triangular_solves(L, r)
+        z = _cholesky_solve(L, r)
         rz, rz_old = np.dot(r, z), rz
         p = z + (rz / rz_old) * p
     return np.zeros(0)
-
-
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _triangular_solves(L, c):
-    """(L Lᵀ)⁻¹ c, both sweeps along the rows of L (contiguous): forward by dot products, backward by axpys."""
-    n = c.shape[0]
-    z = np.empty(n)
-    for i in range(n):
-        acc = c[i]
-        for k in range(i):
-            acc -= L[i, k] * z[k]
-        z[i] = acc / L[i, i]
-    for i in range(n - 1, -1, -1):
-        z[i] /= L[i, i]
-        x = z[i]
-        for k in range(i):
-            z[k] -= L[i, k] * x
-    return z
 
 
 @njit(cache=True, nogil=True)
@@ -635,9 +617,10 @@ def _swap(A, Bt, perm, r, j):
     perm[r], perm[j] = perm[j], perm[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _cholesky_solve(L, c):
-    """x with L Lᵀ x = c."""
+    """x with L Lᵀ x = c, both sweeps along the rows of L (contiguous): forward by dot products, backward by
+    axpys."""
     n = c.shape[0]
     z = np.empty(n)
     for i in range(n):
@@ -645,13 +628,12 @@ def _cholesky_solve(L, c):
         for k in range(i):
             acc -= L[i, k] * z[k]
         z[i] = acc / L[i, i]
-    x = np.empty(n)
     for i in range(n - 1, -1, -1):
-        acc = z[i]
-        for k in range(i + 1, n):
-            acc -= L[k, i] * x[k]
-        x[i] = acc / L[i, i]
-    return x
+        z[i] /= L[i, i]
+        x = z[i]
+        for k in range(i):
+            z[k] -= L[i, k] * x
+    return z
 
 
 @njit(cache=True, nogil=True)
