@@ -352,7 +352,7 @@ class ContactStage:
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
                        SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats, self.keep)
-        L, meta, L_new, meta_new = self.keep
+        L_new, meta_new = self.keep[2:]
         if meta_new[0] > 0:           # a new factor: kept, and never written again (warm starts refer to it)
             self.keep = L_new, meta_new, np.empty(len(L_new)), np.zeros(len(meta_new), np.int64)
         elif meta_new[0] < 0:

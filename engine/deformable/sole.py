@@ -63,8 +63,9 @@ class Sole:
 
     @cached_property
     def compliance_blocks(self) -> np.ndarray:
-        """(c, c, 3, 3) K_c⁻¹ as 3 × 3 blocks between contact nodes (contiguous: the contact stage gathers the
-        blocks of the touched nodes, "arrays of 3 × 3 matrices" as in the thesis's implementation, L1517)."""
+        """(c, c, 3, 3) K_c⁻¹ as 3 × 3 blocks between contact nodes, "arrays of 3 × 3 matrices" as in the thesis's
+        implementation (L1517): the reference hybrid model (``hybrid.py``) gathers the blocks of the touched nodes;
+        the contact stage reads rows of K_c⁻¹ instead (``_stepping_kernels.add_sole_compliance``)."""
         c = len(self.contact_node)
         return np.ascontiguousarray(self.K_c_inv.reshape(c, 3, c, 3).transpose(0, 2, 1, 3))
 
