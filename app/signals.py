@@ -1,6 +1,6 @@
 """The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques,
-contact forces per body, energy, centre of mass and ZMP, the user's force (mouse or haptic device), the
-compression and load of deformable soles.
+contact forces per body, energy, centre of mass (its position, and its acceleration from the external forces)
+and ZMP, the user's force (mouse or haptic device), the compression and load of deformable soles.
 
 * Centre of mass of a multibody: c = sum_i m_i (R_i c_i + p_i) / sum_i m_i (body CoMs in the world).
 * ZMP on flat ground: the centre of pressure of the contact forces whose normal is within 45 degrees of the
@@ -41,7 +41,7 @@ def catalogue(universe) -> list:
                Signal("energy", "potential", "J", lambda s: s.energy[1]),
                Signal("energy", "total", "J", lambda s: s.energy[0] + s.energy[1])]
     for m, mb in enumerate(universe.multibodies):
-        signals += _multibody_signals(m, mb)
+        signals += _multibody_signals(m, mb, universe.gravity)
     bodies = [f"{mb.name}/{name}" for mb in universe.multibodies for name in mb.model.body_name]
     for name in bodies + [s.name for s in universe.statics]:
         signals += [Signal(f"contact/{name}", "normal force", "N", _contact_force(name, normal=True)),
@@ -92,7 +92,7 @@ def user_force(snapshot) -> np.ndarray:
     return sum((np.asarray(w[:3], float) for _, _, w, _ in snapshot.external), np.zeros(3))
 
 
-def _multibody_signals(m, mb) -> list:
+def _multibody_signals(m, mb, gravity) -> list:
     model, out = mb.model, []
     for joint in model.joints:
         if joint.type == JointType.FREE:
@@ -107,6 +107,11 @@ def _multibody_signals(m, mb) -> list:
     for axis, k in (("x", 0), ("y", 1), ("z", 2)):
         out.append(Signal(f"{mb.name}/centre of mass", axis, "m",
                           lambda s, k=k: centre_of_mass(model, s.body_R[m], s.body_p[m])[k]))
+    if model.joints[0].type == JointType.FREE:            # a fixed base takes forces the contacts do not list
+        mass = float(model.body_mass.sum())
+        out += [Signal(f"{mb.name}/centre of mass", f"acceleration {axis}", "m/s²",
+                       lambda s, k=k: centre_of_mass_acceleration(s, m, mb.name, mass, gravity)[k])
+                for k, axis in enumerate("xyz")]
     for axis, k in (("x", 0), ("y", 1)):
         out.append(Signal(f"{mb.name}/ZMP", axis, "m", lambda s, k=k: zmp(s.contacts, f"{mb.name}/")[k]))
     return out
@@ -121,6 +126,22 @@ def centre_of_mass(model, R, p) -> np.ndarray:
     mass = model.body_mass
     body_com = np.einsum("nij,nj->ni", R, model.body_com) + p
     return mass @ body_com / mass.sum()
+
+
+def centre_of_mass_acceleration(snapshot, m: int, name: str, mass: float, gravity) -> np.ndarray:
+    """c̈ = g + (Σ contact forces on the bodies of multibody m, named "name/…", + the user's forces on it) / M, world,
+    m/s²: Newton's law for the whole multibody (its joint torques, loop closures and self-contacts are internal
+    and cancel; seed 004 §2.5), over the last step, with the forces the step held. The thesis's impact measure
+    (§4.4: the vertical acceleration at the impacts of a drop or a gait)."""
+    c = snapshot.contacts
+    prefix = f"{name}/"
+    sign = np.array([a.startswith(prefix) for a in c.body_a], float) - np.array([b.startswith(prefix)
+                                                                                 for b in c.body_b], float)
+    force = sign @ np.asarray(c.force, float).reshape(-1, 3)
+    for mb, _, wrench, _ in snapshot.external:
+        if mb == m:
+            force = force + np.asarray(wrench[:3], float)
+    return np.asarray(gravity, float) + force / mass
 
 
 def zmp(contacts, prefix: str = "") -> np.ndarray:

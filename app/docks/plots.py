@@ -1,7 +1,7 @@
 """Live plots of the signals the user ticks (joint q/v/τ, contact forces per body, energy, centre of mass,
 ZMP, the run's real-time factor), sampled from the frames the view receives; pause, zoom (mouse wheel / drag on
 the plot) and CSV export of what is plotted. A scene opens with ``DEFAULT_SIGNALS`` ticked, and with its
-soles' compression and normal force. Each unit has its
+soles' compression and normal force and the vertical acceleration of their robots' centre of mass. Each unit has its
 own plot (a unitless signal too), stacked, sharing the time axis.
 """
 from __future__ import annotations
@@ -77,7 +77,8 @@ class PlotsDock(QtWidgets.QDockWidget):
         self.times.clear()
         soles = [key for key in self.signals if key.startswith("sole/") and key.endswith(("compression max",
                                                                                             "normal force"))]
-        for key in DEFAULT_SIGNALS + tuple(soles):
+        impacts = {f"{key.split('/')[1]}/centre of mass/acceleration z" for key in soles}   # what soles absorb
+        for key in DEFAULT_SIGNALS + tuple(soles) + tuple(sorted(impacts & set(self.signals))):
             self.select(key)
         for item in self._leaves():         # the ticked signals' groups open
             if item.checkState(0) == QtCore.Qt.CheckState.Checked:
