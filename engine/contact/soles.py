@@ -4,10 +4,12 @@ solved inside the same frictional contact problem as every rigid contact.
 A sole (``engine.model.sole_xml.SoleSpec``) is glued under a body; its candidate contact nodes sit at
 X + U_c in the sole frame, U_c (3c,) their displacement, part of the simulation's state. Each step:
 
-1. **Detection** (``sole_geometry``): the thesis's node test (§4.3.4) against static planes and boxes — a node
-   within the contact margin is a contact of the sole's body at the displaced node, weight 1 on it — and static
+1. **Detection** (``sole_geometry``): the thesis's node test (§4.3.4) against planes, boxes and meshes — a node
+   within the contact margin is a contact of the sole's body at the displaced node, weight 1 on it — and
    spheres (granular ground, §4.5) against the bottom triangles, the contact spread on a triangle's three nodes
-   with barycentric weights d (P_i = [d₁I d₂I d₃I], eqs. 4.23–4.29).
+   with barycentric weights d (P_i = [d₁I d₂I d₃I], eqs. 4.23–4.29). Obstacles are static or carried by a body
+   of another multibody (a box the foot steps on, a ball under it; ``Obstacle``): the contact then couples the
+   two bodies in one group like any rigid contact.
 2. **The compliance block** (4.15–4.21, 4.32, corrected as in ``engine.deformable.hybrid``): after Λ, the
    group's W gains Σ_ab d_ia d_lb C_i R K_c⁻¹[s_ia, s_lb] Rᵀ C_lᵀ / δt between contacts i, l of one sole and
    its free velocity −C_i R P_i U_c / δt (R: the sole frame in world axes, C_i the contact frame): the
@@ -21,6 +23,7 @@ is warned about once per sole and counted in ``summary()``.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,12 +39,12 @@ STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression pa
 
 
 class SoleContacts:
-    """The soles of a universe against its static planes, boxes, spheres and meshes (``detect``,
+    """The soles of a universe against its planes, boxes, spheres and meshes, static or moving (``detect``,
     ``add_compliance``, ``update``).
 
     ``specs``: (multibody index, SoleSpec) pairs; ``world``: the CollisionWorld whose objects and tables the
-    sole contacts extend (one extra pair per sole and static obstacle, after the world's, so contacts stay
-    sorted by pair); ``bodies``: the contact stage's WorldBodies.
+    sole contacts extend (one extra pair per sole and obstacle, after the world's, so contacts stay sorted by
+    pair); ``bodies``: the contact stage's WorldBodies.
     """
 
     def __init__(self, specs, world, bodies, margin: float):
@@ -50,8 +53,11 @@ class SoleContacts:
         self.rest = [s.sole.mesh.node_position[s.sole.contact_node] for s in self.specs]
         self.U = [np.zeros(3 * len(s.sole.contact_node)) for s in self.specs]
         self.F = [np.zeros((len(s.sole.contact_node), 3)) for s in self.specs]     # last node forces, sole frame
-        self.obstacles = static_obstacles(world)
-        self.bounds = np.array([o[4] for o in self.obstacles]).reshape(-1, 2, 3)     # (lo, hi) per obstacle
+        self.obstacles = obstacles(world, bodies)
+        self.bounds = np.array([o.bounds for o in self.obstacles]).reshape(-1, 2, 3)     # (lo, hi) per obstacle
+        self.moving = [j for j, o in enumerate(self.obstacles) if o.body >= 0]
+        self.own = np.array([[o.multibody == m for o in self.obstacles] for m, _ in specs], bool).reshape(
+            len(specs), len(self.obstacles))            # a sole does not meet its own robot
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
@@ -91,17 +97,22 @@ class SoleContacts:
         return (self.rest[k] + self.U[k].reshape(-1, 3)) @ R.T + p
 
     def detect(self, contacts: Contacts) -> Contacts:
-        """``contacts`` followed by those of every sole with the static obstacles within reach (``sole_geometry``):
-        planes, boxes and meshes by the node test, spheres (grains) against the bottom triangles."""
+        """``contacts`` followed by those of every sole with the obstacles within reach (``sole_geometry``), static
+        or carried by another multibody (a box on the floor, another robot): planes, boxes and meshes by the node
+        test, spheres (grains) against the bottom triangles."""
         parts, self._contact = [], []
         n = len(contacts)
+        for j in self.moving:
+            ob = self.obstacles[j]
+            ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
+            self.bounds[j] = ob.bounds
         for k in range(len(self.specs)):
             x = self.node_positions(k)
             lo, hi = x.min(axis=0) - self.margin, x.max(axis=0) + self.margin
             found = []
-            reach = ~((self.bounds[:, 1] < lo) | (self.bounds[:, 0] > hi)).any(axis=1)    # near enough to touch
-            for j in np.flatnonzero(reach):
-                kind, shape = self.obstacles[j][:2]
+            far = ((self.bounds[:, 1] < lo) | (self.bounds[:, 0] > hi)).any(axis=1)
+            for j in np.flatnonzero(~(far | self.own[k])):                    # near enough to touch
+                kind, shape = self.obstacles[j].kind, self.obstacles[j].shape
                 if kind == "sphere":
                     triangle, point, normal, depth, weight = G.sphere_triangles(x, self.bottom[k], *shape,
                                                                                self.margin)
@@ -202,45 +213,89 @@ class SoleContacts:
                                                                         f"{SMALL_STRAIN:.0%}" if past else "")
 
 
-def static_obstacles(world) -> list:
-    """(kind, shape, object index in ``world.objects``, Geometry, world bounds (lo, hi)) of every static plane,
-    box, sphere and mesh of the world, world frame: a plane (normal, offset) is the half-space z ≤ 0 of its frame,
-    n · x ≤ offset (unbounded); a box (R, p, half extents); spheres of one object (centres (s, 3), radii (s,))
-    gathered into one obstacle; a mesh (vertices, faces, unit face normals, per-triangle bounds lo and hi)."""
-    obstacles, spheres = [], {}
+@dataclass
+class Obstacle:
+    """A plane, box, spheres or mesh a sole can meet: ``local`` its shape in the frame of the body carrying it
+    (the world frame for a static body, the base frame for a fixed base), ``body`` that body's global index in
+    WorldBodies (−1: not moving, placed once) and its ``multibody`` (−1: a static body); ``shape`` and ``bounds``
+    (lo, hi) in the world frame, from the carrier's placement (``place``, before each detection for a moving
+    one). Shapes: a plane (normal, offset) is the half-space z ≤ 0 of its frame, n · x ≤ offset (unbounded); a box
+    (R, p, half extents); the spheres of one object (centres (s, 3), radii (s,)); a mesh (vertices, faces, unit
+    face normals, per-triangle bounds lo, hi)."""
+
+    kind: str
+    local: tuple
+    object: int                    # index in world.objects
+    geometry: object               # the Geometry (its material)
+    body: int = -1
+    multibody: int = -1
+    shape: tuple = ()
+    bounds: np.ndarray = None
+
+    def place(self, R, p):
+        """``shape`` and ``bounds`` for the carrier at (R, p)."""
+        if self.kind == "plane":
+            normal, offset = self.local
+            n = R @ normal
+            self.shape, self.bounds = (n, offset + n @ p), np.array([np.full(3, -np.inf), np.full(3, np.inf)])
+        elif self.kind == "box":
+            R_box, p_box, half = self.local
+            centre, axes = R @ p_box + p, R @ R_box
+            reach = np.abs(axes) @ half
+            self.shape, self.bounds = (axes, centre, half), np.array([centre - reach, centre + reach])
+        elif self.kind == "sphere":
+            centre, radius = self.local
+            centre = centre @ R.T + p
+            self.shape = (centre, radius)
+            self.bounds = np.array([(centre - radius[:, None]).min(axis=0), (centre + radius[:, None]).max(axis=0)])
+        else:
+            vertices, faces, normals = self.local
+            vertices = np.ascontiguousarray(vertices @ R.T + p)
+            corners = vertices[faces]
+            lo, hi = corners.min(axis=1), corners.max(axis=1)
+            self.shape = (vertices, faces, np.ascontiguousarray(normals @ R.T), lo, hi)
+            self.bounds = np.array([lo.min(axis=0), hi.max(axis=0)])
+
+
+def obstacles(world, bodies) -> list:
+    """An ``Obstacle`` for every plane, box, sphere and mesh of the world, static bodies and fixed bases placed
+    once, the others on their moving body (global index from ``bodies``, WorldBodies); the spheres of one object
+    gathered into one obstacle."""
+    out, spheres = [], {}
     for g in world.geometries:
         if g.role != "collision" or g.kind not in ("plane", "box", "sphere", "mesh"):
             continue
         o = _owner(world, g)
-        if world.objects[o].multibody >= 0:
+        if g.kind == "sphere":
+            spheres.setdefault(o, []).append(g)
             continue
         if g.kind == "plane":
-            obstacles.append(("plane", (g.R[:, 2], float(g.R[:, 2] @ g.p)), o, g, (np.full(3, -np.inf),
-                                                                                  np.full(3, np.inf))))
+            local = (g.R[:, 2], float(g.R[:, 2] @ g.p))
         elif g.kind == "box":
-            half = 0.5 * np.asarray(g.size, float)
-            reach = np.abs(g.R) @ half
-            obstacles.append(("box", (g.R, g.p, half), o, g, (g.p - reach, g.p + reach)))
-        elif g.kind == "mesh":
-            shape = _triangles(g)
-            obstacles.append(("mesh", shape, o, g, (shape[3].min(axis=0), shape[4].max(axis=0))))
+            local = (g.R, g.p, 0.5 * np.asarray(g.size, float))
         else:
-            spheres.setdefault(o, []).append(g)
+            mesh = load_geometry_mesh(g, g.name)
+            local = (np.asarray(mesh.vertices, float) @ g.R.T + g.p, np.ascontiguousarray(mesh.faces, np.int64),
+                     np.asarray(mesh.face_normals, float) @ g.R.T)
+        out.append(_obstacle(world, bodies, g.kind, local, o, g))
     for o, items in spheres.items():
-        centre, radius = np.array([g.p for g in items]), np.array([g.size[0] for g in items])
-        obstacles.append(("sphere", (centre, radius), o, items[0],
-                          ((centre - radius[:, None]).min(axis=0), (centre + radius[:, None]).max(axis=0))))
-    return obstacles
+        local = (np.array([g.p for g in items]), np.array([g.size[0] for g in items]))
+        out.append(_obstacle(world, bodies, "sphere", local, o, items[0]))
+    return out
 
 
-def _triangles(g) -> tuple:
-    """A static mesh geometry in the world frame: (vertices, faces, unit face normals, triangle bounds lo, hi)."""
-    mesh = load_geometry_mesh(g, g.name)
-    vertices = np.ascontiguousarray(np.asarray(mesh.vertices, float) @ g.R.T + g.p)
-    faces = np.ascontiguousarray(np.asarray(mesh.faces, np.int64))
-    normals = np.ascontiguousarray(np.asarray(mesh.face_normals, float) @ g.R.T)
-    corners = vertices[faces]
-    return vertices, faces, normals, corners.min(axis=1), corners.max(axis=1)
+def _obstacle(world, bodies, kind, local, o, geometry) -> Obstacle:
+    """The Obstacle of object o; placed unless it moves."""
+    obj = world.objects[o]
+    if obj.mobile:                                       # placed at each detection
+        return Obstacle(kind, local, o, geometry, int(bodies.offset[obj.multibody] + obj.body), obj.multibody,
+                        bounds=np.array([np.full(3, -np.inf), np.full(3, np.inf)]))
+    ob = Obstacle(kind, local, o, geometry, -1, obj.multibody)
+    if obj.multibody >= 0:                               # a fixed base: where its multibody is placed
+        ob.place(world.multibodies[obj.multibody].R, world.multibodies[obj.multibody].p)
+    else:
+        ob.place(np.eye(3), np.zeros(3))
+    return ob
 
 
 def _owner(world, geometry) -> int:
@@ -268,10 +323,10 @@ def _extended_tables(world, specs, obstacles) -> tuple[ContactTables, np.ndarray
             object_multibody.append(m)
             object_body.append(spec.body)
             names.append(f"{spec.multibody}/{spec.link}")
-        for j, (_, _, obstacle_object, geometry, _) in enumerate(obstacles):
-            mu, restitution = pair_material(world.material_table, spec.surface, geometry.material)
-            pair_object.append([[o, obstacle_object]])
-            pair_geometry.append([[-1, geometry_index[id(geometry)]]])
+        for j, ob in enumerate(obstacles):
+            mu, restitution = pair_material(world.material_table, spec.surface, ob.geometry.material)
+            pair_object.append([[o, ob.object]])
+            pair_geometry.append([[-1, geometry_index[id(ob.geometry)]]])
             pair_mu.append([mu])
             pair_restitution.append([restitution])
             index[k, j] = npairs

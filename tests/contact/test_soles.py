@@ -209,3 +209,21 @@ def test_talos_on_soles_restores_exactly_with_its_kept_factor():
     sim.set_state(state)
     sim.step(100)
     np.testing.assert_array_equal(sim.runs[0].q, q)
+
+
+def test_a_sole_stands_on_a_moving_crate_that_carries_its_weight_to_the_ground(tmp_path):
+    """A sole on a free 4 kg crate lying on the ground (an obstacle carried by a moving body): the sole's node
+    contacts are with the crate alone and carry the block's weight, the crate's corners both weights, to 1e-6 —
+    the two bodies are coupled in one contact group like any rigid contact; the crate settles."""
+    scene = SCENE.replace('<Body name="ground">', '<Body name="crate"><Box size="0.4 0.3 0.1"/><Mass>4</Mass>'
+                          '<Translation z="0.05"/><Material>floor</Material></Body>\n  <Body name="ground">')
+    sim = block_on_sole(tmp_path, z=0.146, scene=scene)
+    sim.step(500)
+    c = sim.contacts
+    force = np.asarray(c.force)
+    on_crate = np.array([(a, b) == ("b/block", "crate/crate") for a, b in zip(c.body_a, c.body_b)])
+    on_ground = np.array([(a, b) == ("crate/crate", "ground") for a, b in zip(c.body_a, c.body_b)])
+    assert on_crate.sum() >= 40 and (on_crate | on_ground).all()
+    np.testing.assert_allclose(force[on_crate].sum(axis=0), [0, 0, MASS * G], atol=1e-6)
+    np.testing.assert_allclose(force[on_ground].sum(axis=0), [0, 0, (MASS + 4.0) * G], atol=1e-6)
+    assert np.abs(sim.runs[1].v).max() < 1e-6
