@@ -55,9 +55,10 @@ class SoleContacts:
         self.F = [np.zeros((len(s.sole.contact_node), 3)) for s in self.specs]     # last node forces, sole frame
         self.obstacles = obstacles(world, bodies)
         self.bounds = np.array([o.bounds for o in self.obstacles]).reshape(-1, 2, 3)     # (lo, hi) per obstacle
-        self.moving = [j for j, o in enumerate(self.obstacles) if o.body >= 0]
         self.own = np.array([[o.multibody == m for o in self.obstacles] for m, _ in specs], bool).reshape(
             len(specs), len(self.obstacles))            # a sole does not meet its own robot
+        self.moving = [j for j, o in enumerate(self.obstacles) if o.body >= 0 and not self.own[:, j].all()]
+        self.ball = {j: self.obstacles[j].reach() for j in self.moving}
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
@@ -102,17 +103,22 @@ class SoleContacts:
         test, spheres (grains) against the bottom triangles."""
         parts, self._contact = [], []
         n = len(contacts)
-        for j in self.moving:
-            ob = self.obstacles[j]
-            ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
-            self.bounds[j] = ob.bounds
+        placed = set()
+        for j in self.moving:                            # a ball about each moving obstacle, placed lazily below
+            centre, radius = self.ball[j]
+            g = self.obstacles[j].body
+            self.bounds[j] = self.bodies.R[g] @ centre + self.bodies.p[g] + np.array([[-radius], [radius]])
         for k in range(len(self.specs)):
             x = self.node_positions(k)
             lo, hi = x.min(axis=0) - self.margin, x.max(axis=0) + self.margin
             found = []
             far = ((self.bounds[:, 1] < lo) | (self.bounds[:, 0] > hi)).any(axis=1)
             for j in np.flatnonzero(~(far | self.own[k])):                    # near enough to touch
-                kind, shape = self.obstacles[j].kind, self.obstacles[j].shape
+                ob = self.obstacles[j]
+                if ob.body >= 0 and j not in placed:
+                    ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
+                    placed.add(j)
+                kind, shape = ob.kind, ob.shape
                 if kind == "sphere":
                     triangle, point, normal, depth, weight = G.sphere_triangles(x, self.bottom[k], *shape,
                                                                                self.margin)
@@ -231,6 +237,19 @@ class Obstacle:
     multibody: int = -1
     shape: tuple = ()
     bounds: np.ndarray = None
+
+    def reach(self) -> tuple:
+        """(centre, radius) of a ball holding the local shape (infinite for a plane): cheap world bounds for a
+        moving obstacle before its shape is placed."""
+        if self.kind == "plane":
+            return np.zeros(3), np.inf
+        if self.kind == "box":
+            R_box, p_box, half = self.local
+            return p_box, float(np.linalg.norm(half))
+        points = self.local[0]
+        lo, hi = points.min(axis=0), points.max(axis=0)
+        extra = self.local[1].max() if self.kind == "sphere" else 0.0
+        return 0.5 * (lo + hi), float(0.5 * np.linalg.norm(hi - lo) + extra)
 
     def place(self, R, p):
         """``shape`` and ``bounds`` for the carrier at (R, p)."""
