@@ -240,7 +240,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.recorder is None or not len(self.recorder):
             return
         frame = self.recorder.frame(min(index, len(self.recorder) - 1))
-        self.physics.set_state(frame.state, frame.contacts, frame.external, frame.tau)
+        self.physics.set_state(frame.state, frame.contacts, frame.external, frame.tau, frame.measurements)
 
     def _on_replay(self, on: bool):
         if on and self.recorder is not None and len(self.recorder) > 1:
@@ -291,7 +291,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 if progress.wasCanceled():
                     return
                 frame = self.recorder.frame(index)
-                self.physics.set_state(frame.state, frame.contacts, frame.external, frame.tau).result(timeout=10)
+                self.physics.set_state(frame.state, frame.contacts, frame.external, frame.tau, frame.measurements).result(timeout=10)
                 self.viewport.show_snapshot(self.physics.latest.get()[1].snapshot)
                 progress.setValue(k)
                 yield self.viewport.grab_array(size)

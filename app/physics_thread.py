@@ -68,7 +68,8 @@ class PhysicsThread(threading.Thread):
         self._anchor = (0.0, 0.0)          # (wall clock, simulated time) the pacing counts from
         self._window: deque = deque(maxlen=64)  # (wall clock, simulated time) samples for the RTF
         self._rtf = 0.0
-        self._shown = (None, None, None)   # contacts, external inputs and τ shown instead of the simulation's
+        self._shown = (None, None, None, None)   # contacts, external inputs, τ and sensor readings shown instead
+                                                   # of the simulation's
         self.inputs = ()                   # f(simulation) run before each step: device ports (replace, never mutate)
         if recorder is not None and not len(recorder):
             recorder.append(simulation)
@@ -99,7 +100,7 @@ class PhysicsThread(threading.Thread):
         def run(sim):
             self._set_playing(False)
             sim.reset()
-            self._shown = (None, None, None)
+            self._shown = (None, None, None, None)
             if self.recorder is not None:
                 self.recorder.clear()
                 self.recorder.append(sim)
@@ -125,13 +126,14 @@ class PhysicsThread(threading.Thread):
             self._reanchor()
         return self.submit(run)
 
-    def set_state(self, state, contacts=None, external=None, tau=None):
+    def set_state(self, state, contacts=None, external=None, tau=None, measurements=None):
         """Pause and show ``state`` (a joint slider, a scrub of the timeline): the next play continues from it.
-        ``contacts``/``external``/``tau`` replace the snapshot's (a recorded frame carries its own)."""
+        ``contacts``/``external``/``tau``/``measurements`` replace the snapshot's (a recorded frame carries its
+        own)."""
         def run(sim):
             self._set_playing(False)
             sim.set_state(state)
-            self._shown = (contacts, external, tau)
+            self._shown = (contacts, external, tau, measurements)
         return self.submit(run)
 
     def set_recorder(self, recorder):
@@ -199,7 +201,7 @@ class PhysicsThread(threading.Thread):
         for write in self.inputs:          # devices write their inputs first (seed 000 Fig 2.3)
             write(sim)
         sim.step(1)
-        self._shown = (None, None, None)
+        self._shown = (None, None, None, None)
         if self.recorder is not None:
             self.recorder.append(sim)
         if self.stop_at_step is not None and sim.step_count >= self.stop_at_step:
@@ -220,11 +222,12 @@ class PhysicsThread(threading.Thread):
 
     def _publish(self):
         snapshot = self._sim.snapshot()
-        contacts, external, tau = self._shown
-        if contacts is not None or external is not None or tau:
+        contacts, external, tau, measurements = self._shown
+        if contacts is not None or external is not None or tau or measurements is not None:
             snapshot = replace(snapshot, contacts=snapshot.contacts if contacts is None else contacts,
                                external=snapshot.external if external is None else external,
-                               tau=tau or snapshot.tau)
+                               tau=tau or snapshot.tau,
+                               measurements=snapshot.measurements if measurements is None else measurements)
         if len(self._window) >= 2:
             (w0, t0), (w1, t1) = self._window[0], self._window[-1]
             self._rtf = (t1 - t0) / (w1 - w0) if w1 > w0 else self._rtf

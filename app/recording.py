@@ -21,7 +21,7 @@ from __future__ import annotations
 import shutil
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,7 @@ class RecordedFrame:
     contacts: ActiveContacts
     external: tuple    # (multibody, body, wrench_world (6,), point_world (3,)) applied during the step
     tau: tuple = ()    # per multibody (nv,): the torques the controllers applied during the step
+    measurements: dict = field(default_factory=dict)   # sensor name -> {signal: array}, after the step
 
 
 class Recorder:
@@ -61,7 +62,7 @@ class Recorder:
         state = sim.state
         state.warm_start.pop("factor", None)     # a large matrix: not kept in 20000 frames (engine/contact/stepping.py)
         with self._lock:
-            self._frames.append(RecordedFrame(state, sim.contacts, external, tau))
+            self._frames.append(RecordedFrame(state, sim.contacts, external, tau, sim.measurements))
         if self.autosave is not None:
             self.autosave.append(sim)
 
@@ -132,6 +133,7 @@ class Recorder:
         arrays.update(_contact_arrays([f.contacts for f in frames]))
         arrays.update(_warm_start_arrays([f.state.warm_start for f in frames]))
         arrays.update(_external_arrays([f.external for f in frames]))
+        arrays.update(_measurement_arrays([f.measurements for f in frames]))
         devices = self.devices()
         arrays["device_names"] = np.array(list(devices), dtype=str)
         for k, columns in enumerate(devices.values()):
@@ -224,7 +226,16 @@ def _external_arrays(externals) -> dict:
     return out
 
 
+class _Loaded(dict):
+    """Every array of an .npz read once (an NpzFile decompresses an array at each access), with its ``files``."""
+
+    @property
+    def files(self):
+        return list(self)
+
+
 def _frames_from(data) -> list:
+    data = _Loaded((key, data[key]) for key in data.files)
     nmb = len([k for k in data.files if k.startswith("q") and k[1:].isdigit()])
     names = [str(s) for s in data["contact_names"]]
     frames = []
@@ -240,8 +251,34 @@ def _frames_from(data) -> list:
         ne = int(data["external_count"][k])
         external = tuple((int(m), int(b), data["external_wrench"][k, j].copy(), data["external_point"][k, j].copy())
                          for j, (m, b) in enumerate(data["external_body"][k, :ne]))
-        frames.append(RecordedFrame(state, contacts, external, tau))
+        frames.append(RecordedFrame(state, contacts, external, tau, _measurements(data, k)))
     return frames
+
+
+SENSOR_PREFIX = "sensor/"   # arrays "sensor/<name>/<signal>" (frames, size), NaN in frames without the reading
+
+
+def _measurement_arrays(measurements) -> dict:
+    """The sensors' readings of every frame, one array per sensor signal."""
+    keys = {(name, signal): np.size(value) for m in measurements for name, reading in m.items()
+            for signal, value in reading.items()}
+    out = {}
+    for (name, signal), size in keys.items():
+        a = np.full((len(measurements), size), np.nan)
+        for k, m in enumerate(measurements):
+            if name in m and signal in m[name]:
+                a[k] = np.ravel(m[name][signal])
+        out[f"{SENSOR_PREFIX}{name}/{signal}"] = a
+    return out
+
+
+def _measurements(data, k) -> dict:
+    out = {}
+    for key in data.files:
+        if key.startswith(SENSOR_PREFIX) and not np.isnan(data[key][k]).all():
+            name, _, signal = key[len(SENSOR_PREFIX):].rpartition("/")
+            out.setdefault(name, {})[signal] = _frozen(data[key][k])
+    return out
 
 
 def _frozen(a):

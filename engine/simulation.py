@@ -56,6 +56,7 @@ class MultiBodyRun:
         rows = bodies.rows(index)
         self.R_world, self.p_world = bodies.R[rows], bodies.p[rows]   # body frames in the world
         self.V, self.V_free = bodies.V[rows], bodies.V_free[rows]     # (v_o, w) world axes, at v and v_free
+        self.V_last = np.zeros((nb, 6))                     # V before the last refresh: the previous step's
         self.bodies = bodies
         self.xi, self.q_next, self.scratch = np.zeros(nv), np.zeros(self.model.nq), np.zeros(8)
         m = self.model                                      # writable copies: numba's fast argument path
@@ -73,7 +74,9 @@ class MultiBodyRun:
         return self.R_world, self.p_world
 
     def refresh(self):
-        """Kinematics of (q, v): placements and velocities in ``data``, then in the world rows."""
+        """Kinematics of (q, v): placements and velocities in ``data``, then in the world rows (the velocities
+        they replace kept in ``V_last``)."""
+        np.copyto(self.V_last, self.V)
         forward_kinematics(self.model, self.data, self.q, self.v)
         b = self.bodies
         K.world_bodies(self.data.ws, self.instance.R, self.instance.p, self.offset, b.R, b.p, b.V)
@@ -271,7 +274,7 @@ class Simulation:
         return faults.checked_signals(reading, sensor, target)
 
     def _sensor(self, spec):
-        """A sensor plugin on a body of its target multibody (engine/sensors.py)."""
+        """A sensor plugin on a body or joint of its target multibody (engine/sensors.py)."""
         names = [mb.name for mb in self.universe.multibodies]
         if spec.target not in names:
             file, _, line = (spec.source or "").rpartition(":")
@@ -279,7 +282,8 @@ class Simulation:
                                 f"(got {spec.target!r})", file or None, int(line) if line.isdigit() else None,
                                 spec.target)
         m = names.index(spec.target)
-        return plugins.create(spec, model=self.runs[m].model, multibody=m, target=spec.target)
+        return plugins.create(spec, model=self.runs[m].model, multibody=m, target=spec.target,
+                              gravity=self.universe.gravity)
 
     def _integrate(self, m, run, dt):
         """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
@@ -429,6 +433,16 @@ class Simulation:
             return np.zeros(3), np.zeros(3)
         V = self.runs[multibody].V[body]
         return V[:3].copy(), V[3:].copy()
+
+    def body_acceleration(self, multibody: int, body: int):
+        """(linear acceleration of the body origin, angular acceleration), world axes, over the last step:
+        (V(t) − V(t − δt)) / δt of the body's velocities (what an accelerometer on it integrates); zero for the
+        base frame and before the first step."""
+        if body < 0 or self.step_count == 0:
+            return np.zeros(3), np.zeros(3)
+        run = self.runs[multibody]
+        a = (run.V[body] - run.V_last[body]) / self.dt
+        return a[:3], a[3:]
 
     def body_velocity_at(self, multibody: int, body: int, point_world):
         """World linear velocity of the material point of ``body`` currently at ``point_world``."""

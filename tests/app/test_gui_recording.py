@@ -130,3 +130,27 @@ def test_mp4_export_needs_ffmpeg_and_says_so_when_it_is_missing(tmp_path, monkey
     assert (tmp_path / "clip.mp4").stat().st_size > 0
     monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", str(tmp_path / "no-such-ffmpeg"))   # a machine without ffmpeg
     assert "pip install imageio-ffmpeg" in video_unavailable(tmp_path / "clip.mp4")
+
+
+def test_sensor_readings_are_recorded_saved_and_loaded_back(tmp_path):
+    """A noisy IMU and an encoder: every recorded frame keeps the readings of its step, the .npz keeps them
+    exactly, and frames recorded before a sensor read anything have none."""
+    (tmp_path / "box.urdf").write_text('<robot name="b"><link name="b"><inertial><mass value="1"/>'
+                                       '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+                                       '</link></robot>')
+    (tmp_path / "scene.xml").write_text(
+        '<Universe><MultiBody name="b"><File>box.urdf</File><FloatingBase>true</FloatingBase></MultiBody>'
+        '<Sensor plugin="imu" target="b" body="b" name="imu" gyro_noise="0.1" seed="2"/></Universe>')
+    sim = engine.Simulation(engine.load_universe(tmp_path / "scene.xml"))
+    recorder = Recorder()
+    recorder.append(sim)
+    readings = []
+    for _ in range(5):
+        sim.step()
+        recorder.append(sim)
+        readings.append(sim.measurements["imu"]["gyro"].copy())
+    recorder.save(tmp_path / "run.npz")
+    for frames in (recorder.frames(), Recorder.load(tmp_path / "run.npz").frames()):
+        assert frames[0].measurements == {}
+        for frame, gyro in zip(frames[1:], readings):
+            assert np.array_equal(frame.measurements["imu"]["gyro"], gyro) and np.abs(gyro).max() > 0

@@ -99,3 +99,106 @@ def test_a_solver_plugin_returning_nan_stops_the_step_with_its_name(tmp_path):
 def test_an_unknown_solver_lists_the_plugins_too(tmp_path):
     with pytest.raises(UniverseError, match=r"unknown contact solver 'test-wrapped-lemk'.*test-wrapped-lemke"):
         universe(tmp_path, BOX, settings='<Settings><Solver name="test-wrapped-lemk"/></Settings>')
+
+
+# ---- sensor models: calibration, offset, bias, noise, quantisation (seed 000 §5.1.2, eqs. 5.2–5.6) ------------------
+
+ARM = """<robot name="arm"><link name="base"/>
+  <link name="upper"><inertial><origin xyz="0 0 -0.25"/><mass value="1"/>
+    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.001"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><origin xyz="0 0 1.5"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="10"/></joint></robot>"""
+
+
+def test_an_ideal_force_torque_reading_is_the_exact_wrench_and_a_calibrated_one_inverts_eq_5_6(tmp_path):
+    """G = I, no offset, no noise: the raw reading is the noise-free wrench, exactly. With a full calibration
+    matrix G and an offset f_d, w = G (f_l + f_d) recovers the wrench from the reading (eq. 5.6) to 1e-12."""
+    G6 = np.eye(6) + 0.05 * np.arange(36).reshape(6, 6) / 36.0
+    offset = np.array([0.5, -0.2, 1.0, 0.01, 0.02, -0.03])
+    sensors = ('<Sensor plugin="force-torque" target="box" body="box" name="ideal"/>'
+               f'<Sensor plugin="force-torque" target="box" body="box" name="real" '
+               f'calibration="{" ".join(map(str, G6.ravel()))}" offset="{" ".join(map(str, offset))}"/>')
+    sim = engine.Simulation(universe(tmp_path, BOX, sensors))
+    sim.step(200)
+    ideal, real = sim.measurements["ideal"], sim.measurements["real"]
+    wrench = np.concatenate([ideal["force"], ideal["torque"]])
+    assert np.array_equal(ideal["reading"], wrench) and wrench[2] == pytest.approx(2.0 * G)
+    np.testing.assert_allclose(G6 @ (real["reading"] + offset), wrench, rtol=0, atol=1e-12 * 2.0 * G)
+
+
+def test_sensor_noise_has_the_configured_mean_and_deviation_over_ten_thousand_steps(tmp_path):
+    """Force–torque noise σ = (0.5 N, 0.02 N m) about the exact wrench, an IMU gyro bias b with noise 0.01 rad/s:
+    over n = 10⁴ steps the sample mean of reading − truth is 0 (or b) and the sample deviation σ, each within
+    3σ/√n; the IMU of a box at rest reads the specific force +g up in its frame and its accelerometer that plus
+    its bias."""
+    sensors = ('<Sensor plugin="force-torque" target="box" body="box" name="ft" noise="0.5 0.02" seed="7"/>'
+               '<Sensor plugin="imu" target="box" body="box" name="imu" gyro_bias="0.1 -0.2 0.3" gyro_noise="0.01" '
+               'accel_bias="0 0 0.5" seed="8"/>')
+    sim = engine.Simulation(universe(tmp_path, BOX, sensors))
+    sim.step(200)
+    n = 10_000
+    ft_error, gyro_error = np.empty((n, 6)), np.empty((n, 3))
+    for k in range(n):
+        sim.step()
+        ft, imu = sim.measurements["ft"], sim.measurements["imu"]
+        ft_error[k] = ft["reading"] - np.concatenate([ft["force"], ft["torque"]])
+        gyro_error[k] = imu["gyro"] - imu["angular_velocity"]
+    sigma = np.array([0.5] * 3 + [0.02] * 3)
+    assert np.all(np.abs(ft_error.mean(axis=0)) <= 3 * sigma / np.sqrt(n))
+    assert np.all(np.abs(ft_error.std(axis=0) - sigma) <= 3 * sigma / np.sqrt(n))
+    assert np.all(np.abs(gyro_error.mean(axis=0) - [0.1, -0.2, 0.3]) <= 3 * 0.01 / np.sqrt(n))
+    assert np.all(np.abs(gyro_error.std(axis=0) - 0.01) <= 3 * 0.01 / np.sqrt(n))
+    np.testing.assert_allclose(imu["specific_force"], [0.0, 0.0, G], atol=1e-6)
+    np.testing.assert_allclose(imu["accelerometer"], [0.0, 0.0, G + 0.5], atol=1e-6)
+
+
+def test_an_imu_in_free_fall_feels_no_specific_force_and_a_restored_run_reads_the_same_noise(tmp_path):
+    """Free fall: the accelerometer's specific force Rᵀ(a − g) is zero (to round-off of (V − V_last)/δt).
+    The noise of step k depends on (seed, k) only: a run restored at step 50 reads, at step 80, what the
+    original read."""
+    falling = BOX.replace('z="0.05"', 'z="5"')
+    sim = engine.Simulation(universe(tmp_path, falling, '<Sensor plugin="imu" target="box" body="box" name="imu" '
+                                                        'gyro_noise="0.01" accel_noise="0.1" seed="4"/>'))
+    sim.step(50)
+    state = sim.state
+    sim.step(30)
+    first = {k: v.copy() for k, v in sim.measurements["imu"].items()}
+    np.testing.assert_allclose(first["specific_force"], 0.0, atol=1e-9)
+    sim.set_state(state)
+    sim.step(30)
+    for key, value in first.items():
+        np.testing.assert_array_equal(sim.measurements["imu"][key], value)
+
+
+def test_an_encoder_counts_whole_steps_of_its_resolution(tmp_path):
+    """A pendulum swinging through 0.1 rad reads floor(q / r) · r with r = 2π / 2¹²: never above q, less than
+    one step below, a whole number of steps."""
+    r = 2 * np.pi / 2 ** 12
+    pendulum = ('<MultiBody name="arm"><File>arm.urdf</File><Joint name="shoulder" value="0.1"/></MultiBody>'
+                f'<Sensor plugin="encoder" target="arm" joint="shoulder" resolution="{r!r}"/>')
+    (tmp_path / "arm.urdf").write_text(ARM)
+    sim = engine.Simulation(universe(tmp_path, pendulum))
+    for _ in range(100):
+        sim.step()
+        reading = sim.measurements["arm/shoulder"]
+        q = sim.runs[0].q[0]
+        assert reading["position"][0] == q
+        assert q - r < reading["reading"][0] <= q
+        assert reading["reading"][0] / r == pytest.approx(round(reading["reading"][0] / r), abs=1e-9)
+
+
+@pytest.mark.parametrize("sensor, message", [
+    ('plugin="encoder" target="arm" joint="shouldr" resolution="0.001"', "no joint 'shouldr' (did you mean"),
+    ('plugin="encoder" target="arm" joint="shoulder" resolution="-1"', "resolution must be finite and > 0"),
+    ('plugin="force-torque" target="arm" body="upper" noise="-0.5"', "'noise' must be finite and >= 0"),
+    ('plugin="force-torque" target="arm" body="upper" calibration="1 2 3"', "'calibration' takes 36 numbers"),
+    ('plugin="force-torque" target="arm" body="upper" calibration="1 1 1 0 1 1"', "must be invertible"),
+    ('plugin="imu" target="arm" body="upper" gyro_bias="1 2"', "'gyro_bias' takes 1 or 3 numbers"),
+    ('plugin="imu" target="arm" body="upper" seed="1.5"', "'seed' must be an integer"),
+])
+def test_bad_sensor_model_parameters_name_the_file_the_line_and_the_value(tmp_path, sensor, message):
+    (tmp_path / "arm.urdf").write_text(ARM)
+    body = f'<MultiBody name="arm"><File>arm.urdf</File></MultiBody>\n<Sensor {sensor}/>'
+    with pytest.raises(UniverseError) as info:
+        engine.Simulation(universe(tmp_path, body))
+    assert message in str(info.value) and "scene.xml:2" in str(info.value)                             # the <Sensor> line
