@@ -9,8 +9,13 @@ problem, as from the previous time step); medians over the repeats. The peer is 
 equivalent frictionless QP (SICONOS's "QP" row). Thesis times: 2.5 GHz PC of 2009 (L1475, L2959–2980).
 
 Then the recorded hard problems of tests/contact/data/ (Talos lying and falling, a 10-box stack, a 4-point
-sole): gauss-seidel-newton against nonsmooth-newton at the default budget (tolerance 1e-6, 100 iterations),
-warm (the recorded warm start) and cold; relative residual = natural residual / max(‖f‖, residual of f = 0).
+sole), or the problem files of a run (``--problems DIR``, written by ``articula run --export-problems DIR``):
+gauss-seidel-newton against nonsmooth-newton at the default budget (tolerance 1e-6, 100 iterations), warm (the
+recorded warm start) and cold, and the external conic solver Clarabel on the convex relaxation
+(engine/contact/conic.py); every relative residual on the exact Coulomb problem = natural residual /
+max(‖f‖, residual of f = 0), whatever the solver's own criterion.
+
+    python bench/solvers.py [--repeat 300] [--problems DIR]
 """
 from __future__ import annotations
 
@@ -25,7 +30,8 @@ from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.contact import ConstraintBlocks, contact_residual, solve  # noqa: E402
+from engine.contact import contact_residual, solve                   # noqa: E402
+from engine.contact.conic import ClarabelSolver, load_problem        # noqa: E402
 from engine.model.universe import SolverSettings                    # noqa: E402
 
 THESIS_MS = {"gauss-seidel": 0.057611, "gauss-seidel-newton": 0.347008, "lemke": 0.071642, "scipy QP": 0.078202}
@@ -92,7 +98,11 @@ def median_ms(fn, repeat):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=300)
+    parser.add_argument("--problems", metavar="DIR", help="problem files to solve instead of the recorded ones")
     args = parser.parse_args()
+    if args.problems:
+        hard_problems(max(args.repeat // 10, 5), sorted(Path(args.problems).glob("*.npz")))
+        return
     W, v_free = humanoid_problem()
     settings = SolverSettings(tolerance=1e-6, max_iterations=200)
     print(f"W {W.shape}, rank {np.linalg.matrix_rank(W)} (16 contacts, μ = {MU}, tolerance "
@@ -119,30 +129,32 @@ def main():
     print(f"{'scipy L-BFGS-B QP (μ = 0)':34s} {qp_ms:9.4f} {'':9s} {'':6s} {'':11s} {THESIS_MS['scipy QP']:10.4f}")
     print(f"\nfrictionless: scipy QP / gauss-seidel = {qp_ms / gs_frictionless:.1f}x "
           f"(gauss-seidel μ = 0: {gs_frictionless:.4f} ms)")
-    hard_problems(max(args.repeat // 10, 5))
+    hard_problems(max(args.repeat // 10, 5), [DATA / f"{name}.npz" for name in HARD])
 
 
-def hard_problems(repeat):
-    """The recorded problems: iterations, relative residual and ms of the two exact-cone solvers at the default
-    budget, warm and cold."""
+def hard_problems(repeat, paths):
+    """Problem files: iterations, relative residual on the exact problem and ms of the two exact-cone solvers at
+    the default budget, warm and cold, and of Clarabel on the relaxation (cold: it takes no warm start)."""
     settings = SolverSettings()
-    print(f"\nrecorded problems (tests/contact/data), tolerance {settings.tolerance}, at most "
+    clarabel = ClarabelSolver(settings)
+    print(f"\nproblems ({paths[0].parent}), tolerance {settings.tolerance}, at most "
           f"{settings.max_iterations} iterations, median of {repeat}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'problem':14s} {'contacts':>8s} {'rank W':>6s} | {'solver':20s} {'start':5s} {'iters':>5s} "
+    print(f"{'problem':20s} {'contacts':>8s} {'rank W':>6s} | {'solver':20s} {'start':5s} {'iters':>5s} "
           f"{'rel. residual':>13s} {'conv.':>5s} {'ms':>8s}")
-    for problem in HARD:
-        p = np.load(DATA / f"{problem}.npz")
-        W, u = p["W"], p["u"]
-        blocks = ConstraintBlocks(p["block_start"], p["block_kind"], p["block_mu"])
+    for path in paths:
+        W, u, blocks, warm = load_problem(path)
         zero = contact_residual(W, u, np.zeros_like(u), blocks)[0]
         rank = np.linalg.matrix_rank(W, tol=1e-10 * np.abs(W).max())
-        for name in ("gauss-seidel-newton", "nonsmooth-newton"):
-            for start, f0 in (("warm", p["f0"]), ("cold", None)):
-                f, stats = solve(name, W, u, blocks, settings, f0=f0)
-                ms = median_ms(lambda: solve(name, W, u, blocks, settings, f0=f0), repeat)
-                print(f"{problem:14s} {len(blocks.block_kind):8d} {rank:6d} | {name:20s} {start:5s} "
-                      f"{stats.iterations:5d} {stats.residual / max(np.linalg.norm(f), zero):13.2e} "
-                      f"{'yes' if stats.converged else 'no':>5s} {ms:8.3f}")
+        runs = [(name, start, lambda name=name, f0=f0: solve(name, W, u, blocks, settings, f0=f0))
+                for name in ("gauss-seidel-newton", "nonsmooth-newton") for start, f0 in (("warm", warm), ("cold", None))]
+        runs.append(("clarabel", "cold", lambda: clarabel.solve(W, u, blocks, None)))
+        for name, start, run in runs:
+            f, stats = run()
+            residual = contact_residual(W, u, f, blocks)[0]        # on the exact problem, for every solver
+            ms = median_ms(run, repeat)
+            print(f"{path.stem[:20]:20s} {len(blocks.block_kind):8d} {rank:6d} | {name:20s} {start:5s} "
+                  f"{stats.iterations:5d} {residual / max(np.linalg.norm(f), zero):13.2e} "
+                  f"{'yes' if stats.converged else 'no':>5s} {ms:8.3f}")
 
 
 if __name__ == "__main__":

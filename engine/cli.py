@@ -111,9 +111,10 @@ class Stop:
 
 
 def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=False, verbose=False,
-        force=False) -> int:
+        force=False, export_problems=None) -> int:
     """A headless run of ``scene`` for ``duration`` simulated seconds; returns the exit code (0, 2 on a fault,
-    128 + the signal number when stopped by SIGTERM or SIGINT)."""
+    128 + the signal number when stopped by SIGTERM or SIGINT). ``export_problems``: a directory that receives
+    every contact problem solved (``engine.contact.conic``)."""
     from engine.interaction.devices import LockstepDevices
     from engine.logstore import StreamedLog, output_paths
     log_path = output_paths(out)[3] if out else None
@@ -128,6 +129,8 @@ def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=
             report_warnings(caught, verbose, quiet, log_path)
         if not sim.runs and not quiet:
             print("note: the scene has no moving body; only time advances", file=sys.stderr)
+        if export_problems:
+            sim.contact_stage.export_problems(export_problems)
         log = Log(sim, log_every, StreamedLog(out, Log.columns(sim)) if out else None)
         devices = LockstepDevices(sim)     # the scene's devices (e.g. a scripted replay), on simulated time
         with Stop() as stop:
@@ -142,6 +145,8 @@ def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=
     print(summary(universe, sim, wall))
     if written:
         print(written)
+    if export_problems:
+        print(f"contact problems: {sim.contact_stage.export.written} written to {export_problems}")
     if fault is not None:
         print(f"error: {fault}", file=sys.stderr)
         if verbose:
@@ -286,6 +291,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--trust-scene-plugins", action="store_true", help="let the scene import plugin code")
     r.add_argument("--force", action="store_true", help=f"run even if it takes more than {MAX_STEPS:,} steps")
     r.add_argument("--quiet", dest="run_quiet", action="store_true", help="the same as articula -q run")
+    r.add_argument("--export-problems", metavar="DIR", help="write every contact problem solved to DIR, one .npz per "
+                   "collision group and step (engine/contact/conic.py)")
     c = sub.add_parser("cache", help="show or clear the on-disk caches")
     c.add_argument("action", choices=("info", "clear"))
     from engine.model.avatar import add_avatar_parser
@@ -324,7 +331,7 @@ def main(argv=None) -> int:
     try:
         if args.command == "run":
             return run(args.scene, args.duration, args.out, args.log_every, args.trust_scene_plugins,
-                       args.quiet or args.run_quiet, args.verbose, args.force)
+                       args.quiet or args.run_quiet, args.verbose, args.force, args.export_problems)
         if args.command == "cache":
             return cache(args.action)
         if args.command == "avatar":

@@ -26,6 +26,7 @@ from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
 from engine.contact._kernels import REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
+from engine.contact.conic import ProblemExport
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
 from engine.contact.groups import contact_groups, group_layout
@@ -150,6 +151,7 @@ class ContactStage:
             raise UniverseError("the Lemke solver takes unilateral contacts only, and this universe has loop "
                                 "closures; choose gauss-seidel-newton or gauss-seidel", universe.source,
                                 value=universe.solver.name)
+        self.export = None           # a conic.ProblemExport writing every group's problem (``export_problems``)
         self.erp = c.erp if c.correction == "baumgarte" else 0.0
         self.method = universe.solver.delassus
         self.work = [workspace(run.model, run.data) for run in runs]     # Delassus workspaces, one per multibody
@@ -326,10 +328,18 @@ class ContactStage:
             K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], delassus(run.model, run.data, run.q, maps, "dense"), dt)
         return "dense"
 
+    def export_problems(self, directory):
+        """From the next step on, write every group's contact problem, as handed to the solver, to
+        ``directory`` (``engine.contact.conic``: step{k}_group{g}.npz)."""
+        self.export = ProblemExport(directory)
+
     def _solve_groups(self, a, W, ng):
         """Every group's frictional contact problem, forces left in a["f"]; (iterations, residual, violation,
         converged) per group. A group whose solve fails (not converged, and not even half-way from the zero force
         in residual) is solved again without its positive normal targets (``drop_positive_targets``)."""
+        if self.export is not None:
+            for g in range(ng):
+                self.export.write(self.counts.steps, g, *self._problem(a, W, g))
         stats = self._solve_range(a, W, 0, ng).tolist()
         for g, (_, residual, _, converged, _, _, zero) in enumerate(stats):
             if not converged and residual > 0.5 * zero:
@@ -360,15 +370,21 @@ class ContactStage:
             meta_new[0] = 0
         return stats
 
+    def _problem(self, a, W, g):
+        """(W, u, ConstraintBlocks, f0) of group g: its problem as the solvers receive it (views)."""
+        s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
+        b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
+        blocks = ConstraintBlocks(a["block_start"][b0 + g:b1 + g + 1].copy(), a["block_kind"][b0:b1].copy(),
+                                  a["block_mu"][b0:b1].copy())
+        return W[a["w_start"][g]:a["w_start"][g + 1]].reshape(e - s, e - s), a["u_all"][s:e], blocks, a["f"][s:e]
+
     def _solve(self, a, W, g):
         """Group g alone (Lemke, a solver plugin, or an iterative solver with a time budget), its force left in
         a["f"]."""
-        s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
+        Wg, u, blocks, f = self._problem(a, W, g)
         b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
-        Wg = W[a["w_start"][g]:a["w_start"][g + 1]].reshape(e - s, e - s)
         start, kind, mu = a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1], a["block_mu"][b0:b1]
-        settings, f, u = self.universe.solver, a["f"][s:e], a["u_all"][s:e]
-        blocks = ConstraintBlocks(start.copy(), kind.copy(), mu.copy())
+        settings = self.universe.solver
         if self.solver == "lemke":
             f[:], stats = solve(self.solver, Wg, u, blocks, settings)
         elif self.plugin is not None:
@@ -379,7 +395,7 @@ class ContactStage:
         else:
             _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
                                            settings.time_budget, self.solver == "gauss-seidel-newton")
-        zero = np.nan if stats.converged else contact_residual(Wg, u, np.zeros(e - s), blocks)[0]
+        zero = np.nan if stats.converged else contact_residual(Wg, u, np.zeros(len(u)), blocks)[0]
         return stats.iterations, stats.residual, stats.cone_violation, stats.converged, 0.0, 0.0, zero
 
     def _plugin_solve(self, W, u, blocks, f0, g):

@@ -160,6 +160,7 @@ def import_plugin_module(module: str | None = None, path=None):
 
 
 def _load_builtins():
+    import engine.contact.conic  # noqa: F401  (registers the clarabel contact solver)
     import engine.control  # noqa: F401  (registers the built-in controllers)
     import engine.interaction.devices  # noqa: F401  (registers the built-in devices)
     import engine.sensors  # noqa: F401  (registers the built-in sensors)

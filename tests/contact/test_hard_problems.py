@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.contact import ConstraintBlocks, contact_residual, gauss_seidel, solve
+from engine.contact import contact_residual, gauss_seidel, solve
 from engine.contact.cone import project_coulomb
+from engine.contact.conic import load_problem
 from engine.contact.newton import nonsmooth_newton
 from engine.model.universe import SolverSettings
 
@@ -19,9 +20,7 @@ DEFAULT = SolverSettings()          # tolerance 1e-6, at most 100 iterations
 
 
 def load(name):
-    p = np.load(DATA / f"{name}.npz")
-    blocks = ConstraintBlocks(p["block_start"], p["block_kind"], p["block_mu"])
-    return p["W"], p["u"], blocks, p["f0"]
+    return load_problem(DATA / f"{name}.npz")
 
 
 def natural_residual(W, u, f, mu):

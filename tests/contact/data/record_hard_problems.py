@@ -1,7 +1,7 @@
 """Record the hard contact problems of ``test_hard_problems.py`` as .npz fixtures (run from the repository root:
 ``python tests/contact/data/record_hard_problems.py``). Each file holds one collision group's problem as the
-contact stage hands it to its solver: W (n, n), u (n,) the free velocity with the normal targets, the block
-layout (block_start, block_kind, block_mu) and f0, the warm start from the previous step.
+contact stage hands it to its solver, in the problem file of ``engine.contact.conic``: W (n, n), u (n,) the free
+velocity with the normal targets, the block layout (block_start, block_kind, block_mu) and f0, the warm start.
 
 * talos_lying:   Talos (example-robot-data, floating base, no controller) dropped from the half-sitting pose of
                  scenes/default.xml, lying on the floor at t = 2 s; Gauss–Seidel–Newton trajectory, 65 contacts.
@@ -26,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
+from engine.contact.cone import ConstraintBlocks          # noqa: E402
+from engine.contact.conic import save_problem             # noqa: E402
 from engine.contact.stepping import ContactStage          # noqa: E402
 from engine.model.paths import example_robot_data_dir     # noqa: E402
 from engine.model.universe_xml import load_universe       # noqa: E402
@@ -52,20 +54,12 @@ class Recorder:
         recorder = self
 
         def solve_range(stage, a, W, g0, g1):
-            problems = [recorder.problem(a, W, g) for g in range(g0, g1)]
-            recorder.last = max(problems, key=lambda p: len(p["u"]))
+            problems = [tuple(np.copy(x) if isinstance(x, np.ndarray) else x for x in stage._problem(a, W, g))
+                        for g in range(g0, g1)]
+            recorder.last = max(problems, key=lambda p: len(p[1]))
             return original(stage, a, W, g0, g1)
 
         ContactStage._solve_range = solve_range
-
-    @staticmethod
-    def problem(a, W, g):
-        s, e = int(a["row_start"][g]), int(a["row_start"][g + 1])
-        b0, b1 = int(a["block_offset"][g]), int(a["block_offset"][g + 1])
-        w = a["w_start"]
-        return dict(W=W[w[g]:w[g + 1]].reshape(e - s, e - s).copy(), u=a["u_all"][s:e].copy(),
-                    f0=a["f"][s:e].copy(), block_start=a["block_start"][b0 + g:b1 + g + 1].copy(),
-                    block_kind=a["block_kind"][b0:b1].copy(), block_mu=a["block_mu"][b0:b1].copy())
 
 
 def simulation(text):
@@ -117,9 +111,7 @@ def sole_problem():
     J = np.vstack([C @ np.hstack([np.eye(3), -np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])])
                    for r in points])
     F = np.r_[30.0, -10.0, -mass * g, 0.0, 0.0, 2.0]
-    return dict(W=dt * J @ Minv @ J.T, u=J @ (dt * Minv @ F), f0=np.zeros(12),
-                block_start=np.arange(0, 13, 3, dtype=np.int64), block_kind=np.zeros(4, np.int64),
-                block_mu=np.full(4, 0.8))
+    return dt * J @ Minv @ J.T, J @ (dt * Minv @ F), ConstraintBlocks.contacts(np.full(4, 0.8)), np.zeros(12)
 
 
 def main():
@@ -128,8 +120,8 @@ def main():
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
     for name, problem in problems.items():
-        np.savez_compressed(HERE / f"{name}.npz", **problem)
-        print(f"{name}: {len(problem['block_kind'])} blocks, W {problem['W'].shape}")
+        save_problem(HERE / f"{name}.npz", *problem)
+        print(f"{name}: {len(problem[2].block_kind)} blocks, W {problem[0].shape}")
 
 
 if __name__ == "__main__":
