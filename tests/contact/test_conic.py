@@ -55,6 +55,27 @@ def test_on_talos_lying_clarabel_meets_the_relaxations_optimality_conditions():
     assert contact_residual(W, u, f, blocks)[0] > 1e-3 * fscale
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_on_random_frictional_problems_clarabel_meets_the_cone_and_the_complementarity(seed):
+    """Random W = J Jᵀ (positive definite: a rank-deficient one with u off its range can leave the relaxation
+    unbounded, which a simulated u never is) of 8–20 contacts, random μ in [0, 1.2] (some frictionless), free
+    velocities pushing in: f ∈ K_μ, v = W f + u ∈ K_μ*, f · v = 0, each to 1e-6 of its scale."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(8, 21))
+    J = rng.normal(size=(3 * k, int(rng.integers(3 * k, 4 * k))))
+    W, u = 1e-3 * J @ J.T, rng.normal(size=3 * k) - np.tile([1.0, 0.0, 0.0], k)
+    mu = np.where(rng.random(k) < 0.2, 0.0, rng.uniform(0.1, 1.2, k))
+    f, own = CLARABEL.solve(W, u, ConstraintBlocks.contacts(mu), None)
+    fc, v = f.reshape(-1, 3), (W @ f + u).reshape(-1, 3)
+    fscale, vscale = max(np.abs(f).max(), 1.0), np.abs(v).max()
+    assert own.converged
+    assert np.all(np.linalg.norm(fc[:, 1:], axis=1) - mu * fc[:, 0] <= 1e-6 * fscale) and np.all(fc[:, 0] >= -1e-9)
+    sliding = mu > 0
+    assert np.all(mu[sliding] * np.linalg.norm(v[sliding, 1:], axis=1) - v[sliding, 0] <= 1e-6 * vscale)
+    assert np.all(v[~sliding, 0] >= -1e-6 * vscale) and np.all(np.abs(fc[~sliding, 1:]) <= 1e-9 * fscale)
+    assert abs(f @ (W @ f + u)) <= 1e-6 * fscale * vscale * k
+
+
 def test_a_run_exports_its_problems_and_a_solver_reproduces_its_forces_from_the_file(tmp_path):
     """``articula run --export-problems``: one file per group and step; solving a file again with the scene's
     solver from its warm start gives the forces the run applied (the same solver on the same problem)."""
