@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from time import perf_counter
 
@@ -34,8 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Simulation, load_universe                                         # noqa: E402
-from engine.deformable import Material, SmallStrainWarning, box_mesh, build_sole, two_layer_sole  # noqa: E402
+from engine.deformable import Material, box_mesh, build_sole, two_layer_sole          # noqa: E402
 from engine.deformable.assembly import stiffness                                      # noqa: E402
+from engine.metrics import PeakTorsoAcceleration                                      # noqa: E402
+from engine.sweep import Parameter                                                    # noqa: E402
+from engine.sweep import sweep as run_sweep                                           # noqa: E402
 
 RUBBER = [Material(3e6, 0.4)]
 LAYERS = [Material(3e6, 0.25), Material(1e6, 0.25)]        # the thesis's two-layer sole (§4.6)
@@ -119,19 +121,18 @@ DROPS = {"rigid": "drop_rigid", "flexible ankles": "drop_flexible_ankles", "FEM 
 def peak_acceleration(universe, seconds: float = 0.3) -> tuple[float, float, float]:
     """(peak |a_z| of the torso, the same over 10 ms windows, wall seconds per step) of a drop: a_z from the
     world vertical velocity of the base (the pelvis, rigid with the torso while every joint is held at 0),
-    differenced over one step."""
+    differenced over one step (the ``peak_torso_acc`` metric of engine/metrics.py)."""
     sim = Simulation(universe)
-    run, dt = sim.runs[0], universe.time_step
-    vz = np.empty(int(seconds / dt))
+    metric = PeakTorsoAcceleration(sim)
+    vz = np.empty(int(seconds / universe.time_step))
     start = perf_counter()
     for k in range(len(vz)):
         sim.step(1)
-        R = run.world_placements()[0][0]
-        vz[k] = (R @ run.v[:3])[2]
+        metric.observe(sim)
+        vz[k] = metric.last
     wall = (perf_counter() - start) / len(vz)
-    window = max(1, int(round(0.01 / dt)))
-    return (float(np.abs(np.diff(vz)).max() / dt), float(np.abs(vz[window:] - vz[:-window]).max() / (window * dt)),
-            wall)
+    window = max(1, int(round(0.01 / universe.time_step)))
+    return metric.value(), float(np.abs(vz[window:] - vz[:-window]).max() / (window * universe.time_step)), wall
 
 
 def drop(seconds: float = 0.3):
@@ -150,22 +151,18 @@ def drop(seconds: float = 0.3):
 
 
 def sweep(seconds: float = 0.2):
-    """The thesis's material sweep (§4.4, L2244-2269): the drop on soles of E × ν, peak torso acceleration."""
-    E_values, nu_values = (1e6, 2e6, 3e6, 5e6, 10e6), (0.01, 0.25, 0.4, 0.49)
-    template = (ROOT / "scenes/drop_soles.xml").read_text()
+    """The thesis's material sweep (§4.4, L2244-2269): the drop on soles of E × ν, peak torso acceleration, on a
+    local Dask cluster of two workers (engine/sweep.py, the same as ``articula sweep``)."""
+    parameters = [Parameter("Sole.Material.E", (1e6, 2e6, 3e6, 5e6, 10e6)),
+                  Parameter("Sole.Material.nu", (0.01, 0.25, 0.4, 0.49))]
     print(f"sweep: peak vertical torso acceleration (m/s2) of the drop on 22 x 13 x 2 cm soles, {seconds:g} s")
-    print(f"{'E MPa':>6s} " + " ".join(f"nu={nu:<5g}" for nu in nu_values))
-    with tempfile.TemporaryDirectory() as folder:
-        for E in E_values:
-            row = []
-            for nu in nu_values:
-                path = Path(folder) / "drop.xml"
-                path.write_text(template.replace('E="3e6" nu="0.4"', f'E="{E:g}" nu="{nu:g}"')
-                                .replace("../assets", str(ROOT / "assets")))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", SmallStrainWarning)
-                    row.append(peak_acceleration(load_universe(path), seconds)[0])
-            print(f"{E / 1e6:6g} " + " ".join(f"{a:8.1f}" for a in row))
+    result = run_sweep(ROOT / "scenes/drop_soles.xml", parameters, ["peak_torso_acc"], seconds, workers=2)
+    table = result.metrics[:, 0].reshape(len(parameters[0].values), len(parameters[1].values))
+    print(f"{'E MPa':>6s} " + " ".join(f"nu={nu:<5g}" for nu in parameters[1].values))
+    for E, row in zip(parameters[0].values, table):
+        print(f"{E / 1e6:6g} " + " ".join(f"{a:8.1f}" for a in row))
+    for i, error in result.errors.items():
+        print(f"run {i} failed: {error}")
 
 
 PARTS = {"precompute": precompute, "standing": standing, "drop": drop, "sweep": sweep}

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "default.xml"
-COMMANDS = ("gui", "run", "cache", "avatar")
+COMMANDS = ("gui", "run", "cache", "avatar", "sweep")
 MAX_STEPS = 10_000_000          # a run longer than this needs --force (a time step far too small, say)
 
 
@@ -296,7 +296,9 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cache", help="show or clear the on-disk caches")
     c.add_argument("action", choices=("info", "clear"))
     from engine.model.avatar import add_avatar_parser
+    from engine.sweep import add_sweep_parser
     add_avatar_parser(sub)
+    add_sweep_parser(sub)
     return top
 
 
@@ -334,7 +336,7 @@ def main(argv=None) -> int:
                        args.quiet or args.run_quiet, args.verbose, args.force, args.export_problems)
         if args.command == "cache":
             return cache(args.action)
-        if args.command == "avatar":
+        if args.command in ("avatar", "sweep"):
             return args.run(args)
         return gui(args.scene, args.quiet)
     except ArticulaError as exc:

@@ -19,6 +19,7 @@ from engine.errors import ArticulaError, UniverseError, did_you_mean
 from engine.model import universe as U
 from engine.model.description import LinkSpec, RobotDescription, compile_model
 from engine.model.model import Geometry, JointType, neutral
+from engine.model.overrides import apply_overrides
 from engine.model.paths import resolve_path
 from engine.model.sole_xml import sole_specs
 from engine.model.xmlutil import Reader, degrees, parse_xml
@@ -36,10 +37,13 @@ DELASSUS_METHODS = ("auto", "test-force", "chang-khatib", "thesis", "dense")
 INTEGRATORS = ("semi-implicit-euler", "rk4", "rk2", "explicit-euler")
 
 
-def load_universe(path, trust_plugins: bool = False) -> U.Universe:
-    """Read a universe XML file. ``PluginModule`` entries (code) load only with ``trust_plugins``."""
+def load_universe(path, trust_plugins: bool = False, overrides=None) -> U.Universe:
+    """Read a universe XML file. ``PluginModule`` entries (code) load only with ``trust_plugins``;
+    ``overrides``: {path: value} changed first (``engine.model.overrides``: a sweep's parameters)."""
     path = Path(path)
     root = parse_xml(path, UniverseError)
+    if overrides:
+        apply_overrides(root, overrides, str(path))
     r = Reader(path, UniverseError)
     if root.tag != "Universe":
         r.fail(root, f"a universe file starts with <Universe>, not <{root.tag}>", root.tag)
