@@ -1,6 +1,7 @@
-"""The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques,
-contact forces per body, energy, centre of mass (its position, and its acceleration from the external forces)
-and ZMP, the user's force (mouse or haptic device), the compression and load of deformable soles.
+"""The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques, the
+wrench each joint transmits, contact forces and the required friction per body, energy, centre of mass (its
+position, and its acceleration from the external forces) and ZMP, the user's force (mouse or haptic device), the
+compression and load of deformable soles.
 
 * Centre of mass of a multibody: c = sum_i m_i (R_i c_i + p_i) / sum_i m_i (body CoMs in the world).
 * ZMP on flat ground: the centre of pressure of the contact forces whose normal is within 45 degrees of the
@@ -16,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 from engine import JointType, plugins
+from engine.dynamics.ground_reaction import joint_reactions
 from engine.sensors import sensor_name
 
 
@@ -45,7 +47,9 @@ def catalogue(universe) -> list:
     bodies = [f"{mb.name}/{name}" for mb in universe.multibodies for name in mb.model.body_name]
     for name in bodies + [s.name for s in universe.statics]:
         signals += [Signal(f"contact/{name}", "normal force", "N", _contact_force(name, normal=True)),
-                    Signal(f"contact/{name}", "tangential force", "N", _contact_force(name, normal=False))]
+                    Signal(f"contact/{name}", "tangential force", "N", _contact_force(name, normal=False)),
+                    Signal(f"contact/{name}", "required friction", "", lambda s, name=name: required_friction(
+                        s.contacts, name))]
     signals.append(Signal("contact", "count", "", lambda s: float(len(s.contacts))))
     signals += [Signal("user force", axis, "N", lambda s, k=k: user_force(s)[k]) for k, axis in enumerate("xyz")]
     signals.append(Signal("user force", "magnitude", "N", lambda s: float(np.linalg.norm(user_force(s)))))
@@ -114,7 +118,53 @@ def _multibody_signals(m, mb, gravity) -> list:
                 for k, axis in enumerate("xyz")]
     for axis, k in (("x", 0), ("y", 1)):
         out.append(Signal(f"{mb.name}/ZMP", axis, "m", lambda s, k=k: zmp(s.contacts, f"{mb.name}/")[k]))
+    reactions = JointReactions(m, mb, gravity)
+    for b, joint in enumerate(model.joints):
+        if joint.type != JointType.FREE:
+            out += [Signal(f"{mb.name}/joint reaction", f"{joint.name} force", "N",
+                           lambda s, b=b: float(np.linalg.norm(reactions(s)[b, :3]))),
+                    Signal(f"{mb.name}/joint reaction", f"{joint.name} moment", "N m",
+                           lambda s, b=b: float(np.linalg.norm(reactions(s)[b, 3:])))]
     return out
+
+
+class JointReactions:
+    """The wrench each joint of multibody m transmits (parent on child, child frame; ``ground_reaction.
+    joint_reactions``) at a snapshot's q, v and last-step acceleration, under its contact and user forces;
+    computed once per snapshot for all the joint signals."""
+
+    def __init__(self, m, mb, gravity):
+        self.m, self.prefix, self.model = m, f"{mb.name}/", mb.model
+        self.data, self.gravity = mb.model.create_data(), mb.R.T @ np.asarray(gravity, float)
+        self.names = {f"{mb.name}/{n}": b for b, n in enumerate(mb.model.body_name)}
+        self.snapshot, self.value = None, None
+
+    def __call__(self, snapshot) -> np.ndarray:
+        if snapshot is not self.snapshot:
+            m = self.m
+            a = snapshot.a[m] if snapshot.a else np.zeros(self.model.nv)
+            self.value = joint_reactions(self.model, self.data, snapshot.q[m], snapshot.v[m], a,
+                                         self._wrenches(snapshot), self.gravity)
+            self.snapshot = snapshot
+        return self.value
+
+    def _wrenches(self, s) -> np.ndarray:
+        """The contact and user forces on the bodies, (nbodies, 6) in the body frames at their origins."""
+        f = np.zeros((self.model.nbodies, 6))
+        R, p = s.body_R[self.m], s.body_p[self.m]
+        c = s.contacts
+        for k in range(len(c)):
+            for name, sign in ((c.body_a[k], 1.0), (c.body_b[k], -1.0)):
+                b = self.names.get(name)
+                if b is not None:
+                    force = sign * np.asarray(c.force[k], float)
+                    f[b, :3] += R[b].T @ force
+                    f[b, 3:] += R[b].T @ np.cross(np.asarray(c.point[k], float) - p[b], force)
+        for m, b, wrench, point in s.external:
+            if m == self.m and b >= 0:
+                f[b, :3] += R[b].T @ wrench[:3]
+                f[b, 3:] += R[b].T @ (wrench[3:] + np.cross(point - p[b], wrench[:3]))
+        return f
 
 
 def _entry(field, m, index):
@@ -167,6 +217,19 @@ def contact_forces_on(contacts, name: str):
     fn = np.einsum("ni,ni->n", f, n)
     tangential = np.linalg.norm(f - fn[:, None] * n, axis=1)
     return float(fn.sum()), float(tangential.sum())
+
+
+def required_friction(contacts, name: str) -> float:
+    """|Σ f_t| / Σ f_n of the contacts that involve body ``name``: the least friction coefficient its support
+    needs (seed 003 §5.C; the contacts' normals taken as one, that of the largest force); NaN without load."""
+    involved = np.array([a == name or b == name for a, b in zip(contacts.body_a, contacts.body_b)], dtype=bool)
+    if not involved.any():
+        return float("nan")
+    f = np.asarray(contacts.force, float)[involved]
+    n = np.asarray(contacts.normal, float)[involved][np.argmax(np.linalg.norm(f, axis=1))]
+    total = f.sum(axis=0)
+    fn = float(total @ n)
+    return float(np.linalg.norm(total - fn * n) / fn) if fn > 0.0 else float("nan")
 
 
 def _contact_force(name, normal: bool):

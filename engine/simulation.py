@@ -46,6 +46,7 @@ class MultiBodyRun:
         self.data_free = self.model.create_data()           # kinematics at the free velocity
         nb, nv = self.model.nbodies, self.model.nv
         self.tau, self.a_free = np.zeros(nv), np.zeros(nv)
+        self.a = np.zeros(nv)                               # the last step's acceleration (v⁺ − v)/δt
         self.q_good, self.v_good, self.tau_good = self.q.copy(), self.v.copy(), self.tau.copy()  # the last good state
         self.kinetic = self.kinetic_next = 0.0              # kinetic energy of the last good state, of the next
         self.f_ext = np.zeros((nb, 6))                      # user/haptic wrenches, body frames
@@ -290,6 +291,7 @@ class Simulation:
         §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator (semi-implicit Euler:
         v⁺ = v_free, q⁺ = q ⊕ δt v⁺); with another integrator, a closed chain touching nothing integrates its
         constrained dynamics (``dynamics.closures``: energy-conserving where the time-stepping dissipates)."""
+        np.copyto(run.a, run.v)
         if run.model.closures and self.free_stepper is not None and not self._touching(m):
             self._integrate_closed_chain(m, run, dt)
         elif run.in_contact or self.free_stepper is None:
@@ -307,6 +309,8 @@ class Simulation:
             run.q[:], run.v[:] = q, v
         self._check(run.q, "integration", run, "configuration q")
         self._check_speed(run.v, "integration", run, "velocity v")
+        np.subtract(run.v, run.a, out=run.a)
+        run.a /= dt
 
     def _touching(self, m) -> bool:
         """Whether multibody m is in a collision contact this step (loop closures aside)."""
@@ -496,7 +500,8 @@ class Simulation:
         frozen = _freeze
         return Snapshot(
             t=self.time, step=self.step_count, q=tuple(frozen(r.q) for r in self.runs),
-            v=tuple(frozen(r.v) for r in self.runs), tau=tuple(frozen(r.tau) for r in self.runs),
+            v=tuple(frozen(r.v) for r in self.runs), a=tuple(frozen(r.a) for r in self.runs),
+            tau=tuple(frozen(r.tau) for r in self.runs),
             base_R=tuple(frozen(r.instance.R) for r in self.runs),
             base_p=tuple(frozen(r.instance.p) for r in self.runs), body_R=tuple(frozen(R) for R, _ in placements),
             body_p=tuple(frozen(p) for _, p in placements), contacts=self.contacts, timings=dict(self.timer.last),

@@ -78,3 +78,4 @@ class Snapshot:
     external: tuple = ()  # (multibody, body, wrench_world (6,), point_world (3,)) user/haptic forces
     measurements: dict = field(default_factory=dict)   # sensor name -> {signal: read-only array}
     soles: tuple = ()    # per sole (SoleSpec order): SoleState
+    a: tuple = ()        # per multibody (nv,): the last step's acceleration (v − v_previous) / δt

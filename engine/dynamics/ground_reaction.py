@@ -15,6 +15,7 @@ import numpy as np
 from engine.dynamics.centroidal import com
 from engine.dynamics.inputs import GRAVITY
 from engine.dynamics.kinematics import forward_kinematics
+from engine.dynamics.rnea import rnea
 
 
 def _to_base(data, f_body):
@@ -71,6 +72,27 @@ def ground_wrench(model, data, q, v, a, f_known=None, gravity=GRAVITY):
     wrenches at the body origins, as ``rnea``'s f_ext) (seed 004 §5.5, ORHRO step 3)."""
     w = external_wrench(model, data, q, v, a, gravity)
     return w if f_known is None else w - _to_base(data, np.asarray(f_known, dtype=float))
+
+
+def step_residual(model, data, q, v, v_next, dt, f_applied, gravity=GRAVITY) -> float:
+    """The Newton–Euler check of one time step of a floating robot (seed 003 §5.B, seed 004 §5.5), in N (and
+    N m): the environment's wrench estimated from the motion — the momentum rate at (q, v) with the step's
+    acceleration (v_next − v)/δt, less the weight — against the wrenches the step applied, ``f_applied``
+    ((nbodies, 6), body frames at the body origins: contacts, closures' reactions on the robot's bodies, user
+    forces), the largest component of the difference. Joint torques, springs and the joints' own reactions
+    are internal and cancel, so a step that integrated v_next = v + δt aba(q, v, τ, f_applied) checks to
+    round-off, whatever the contact solver found: it validates the stages after the solve."""
+    a = (np.asarray(v_next, dtype=float) - np.asarray(v, dtype=float)) / dt
+    w = external_wrench(model, data, q, v, a, gravity) - _to_base(data, np.asarray(f_applied, dtype=float))
+    return float(np.abs(w).max())
+
+
+def joint_reactions(model, data, q, v, a, f_ext=None, gravity=GRAVITY) -> np.ndarray:
+    """(nbodies, 6) the wrench each joint transmits, parent on child, in the child's frame at its origin
+    (force N, moment N m): the backward pass of Newton–Euler (``rnea``'s ``data.f``, seed 004 §2.5's EPRE) at
+    the motion (q, v, a) under the external wrenches ``f_ext``."""
+    rnea(model, data, q, v, a, f_ext, gravity)
+    return np.array(data.f)
 
 
 def zmp(wrench, height=0.0, min_normal_force=1e-9):

@@ -8,7 +8,7 @@ import pytest
 import engine
 from engine.dynamics import aba, com, forward_kinematics, rnea
 from engine.dynamics.ground_reaction import (centre_of_pressure, external_wrench, friction_ratio, ground_wrench,
-                                             momentum_rate, zmp)
+                                             joint_reactions, momentum_rate, step_residual, zmp)
 from engine.dynamics.integrators import random_configuration
 from engine.model.paths import example_robot_data_dir
 from tests.dynamics.random_trees import random_model
@@ -120,3 +120,68 @@ def test_no_support_gives_no_zmp():
     assert centre_of_pressure(np.zeros((2, 3)), np.zeros((2, 3))) is None
     w = np.array([3.0, -4.0, 10.0, 0.0, 0.0, 0.0])
     assert friction_ratio(w) == pytest.approx(0.5)
+
+
+# ---- the Newton–Euler check of simulated steps, joint reactions, required friction (issue 13, part 4) ------------
+
+SCENES = engine.__path__[0].rsplit("/", 1)[0] + "/scenes"
+
+
+@pytest.mark.parametrize("scene", ["default", "drop_soles", "drop_flexible_ankles"])
+def test_every_simulated_step_passes_the_newton_euler_check(scene):
+    """Talos standing (rigid feet, the box and table around), dropped on FEM soles, dropped on flexible
+    ankles: for 150 steps each, the wrench estimated from the motion (momentum rate less the weight) equals the
+    contact wrenches the step applied, to 1e-6 N (the weight is 886 N)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = engine.Simulation(engine.load_universe(f"{SCENES}/{scene}.xml"))
+    run = sim.runs[0]
+    data = run.model.create_data()
+    worst, touching = 0.0, 0
+    for _ in range(150):
+        q, v = run.q.copy(), run.v.copy()
+        sim.step()
+        touching += run.in_contact
+        worst = max(worst, step_residual(run.model, data, q, v, run.v, sim.dt, run.f_contact + run.f_ext,
+                                         run.gravity))
+    assert touching >= 50 and worst <= 1e-6
+
+
+def test_a_pendulums_joint_reaction_is_its_mass_times_the_acceleration_of_its_centre_less_its_weight(tmp_path):
+    """A rigid pendulum on a revolute joint (axis y, centre of mass l = 0.25 m below it), at random angles,
+    rates and accelerations: the joint's reaction f = m (a_G − g) with a_G = α × r + ω × (ω × r), and a moment
+    about the axis equal to the joint torque, in the child frame (closed form, to 1e-12)."""
+    urdf = tmp_path / "p.urdf"
+    urdf.write_text("""<robot name="p"><link name="base"/><link name="bob"><inertial><origin xyz="0 0 -0.25"/>
+      <mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
+      <joint name="pivot" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+      <limit lower="-9" upper="9" effort="1" velocity="1"/></joint></robot>""")
+    model = engine.load_model(urdf)
+    data = model.create_data()
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        q, w, alpha = rng.uniform(-3, 3, 3)
+        f = joint_reactions(model, data, np.array([q]), np.array([w]), np.array([alpha]), gravity=G)[0]
+        R = np.array([[np.cos(q), 0, np.sin(q)], [0, 1, 0], [-np.sin(q), 0, np.cos(q)]])   # child in base
+        r = np.array([0.0, 0.0, -0.25])                                                        # child frame
+        W, A = np.array([0.0, w, 0.0]), np.array([0.0, alpha, 0.0])
+        a_G = np.cross(A, r) + np.cross(W, np.cross(W, r))
+        np.testing.assert_allclose(f[:3], 2.0 * (a_G - R.T @ G), rtol=0, atol=1e-12)
+        tau = rnea(model, data, np.array([q]), np.array([w]), np.array([alpha]), gravity=G)[0]
+        assert f[4] == pytest.approx(tau, abs=1e-12)
+
+
+def test_a_box_held_on_an_incline_requires_the_tangent_of_the_slope(tmp_path):
+    """A box sticking on a 20° incline (μ = 0.9 > tan 20°): its contacts need |Σ f_t| / Σ f_n = tan 20°."""
+    from app.signals import required_friction
+    (tmp_path / "scene.xml").write_text(
+        '<Universe><Material name="m" friction="0.9"/>'
+        '<Body name="box"><Box size="0.2 0.2 0.2"/><Mass>1</Mass><Rotation angle="20" x="1" y="0" z="0"/>'
+        '<Translation x="0" y="-0.0342" z="0.094"/><Material>m</Material></Body>'
+        '<Body name="slope"><Plane/><Mass>0</Mass><Rotation angle="20" x="1" y="0" z="0"/><Material>m</Material>'
+        '</Body></Universe>')
+    sim = engine.Simulation(engine.load_universe(tmp_path / "scene.xml"))
+    sim.step(500)
+    assert len(sim.contacts) == 4
+    assert required_friction(sim.contacts, "box/box") == pytest.approx(np.tan(np.radians(20.0)), rel=1e-6)
