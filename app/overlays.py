@@ -1,6 +1,7 @@
 """What the viewport draws over the bodies: link frames, centres of mass, joint axes, contact points with their
 force arrows and friction cones (seed 000 Fig 5.1: a cone per contact, its height following the normal force),
-and the user's or a device's external forces.
+each robot's support polygon with its ZMP (seed 004 §2.5, seed 003 §5.C), and the user's or a device's
+external forces.
 
 The geometry is computed by plain numpy functions (``frame_axes``, ``arrows``, ``friction_cones``, ...) from a
 Snapshot, then handed to a few pyqtgraph items that are updated in place each frame. Contact points are small
@@ -13,7 +14,7 @@ import pyqtgraph.opengl as gl
 import trimesh
 from OpenGL import GL
 
-from app.signals import centre_of_mass
+from app.signals import centre_of_mass, zmp
 from engine import JointType
 
 AXIS_COLORS = np.array([[0.95, 0.2, 0.2, 1.0], [0.2, 0.85, 0.2, 1.0], [0.25, 0.45, 1.0, 1.0]])
@@ -96,10 +97,50 @@ def contact_view(contacts, static_names):
             sign * np.asarray(contacts.force, float), np.asarray(contacts.mu, float))
 
 
+def support_polygons(contacts, prefixes):
+    """Per multibody (``prefixes``: "name/" of its bodies) with at least one loaded near-vertical contact: the
+    edges (pairs of points) of the convex hull of those contacts' points on the horizontal plane at their mean
+    height (the support polygon; a segment or a point when they are aligned or one), and its ZMP
+    (``signals.zmp``, the centre of pressure). Returns (edge points (2k, 3), ZMP points (m, 3))."""
+    points, normals = np.asarray(contacts.point, float), np.asarray(contacts.normal, float)
+    force = np.asarray(contacts.force, float)
+    edges, zmps = [], []
+    for prefix in prefixes:
+        ours = np.array([a.startswith(prefix) or b.startswith(prefix) for a, b in zip(contacts.body_a,
+                                                                                      contacts.body_b)], bool)
+        loaded = ours & (np.abs(normals[:, 2]) > np.sqrt(0.5)) & (np.abs(np.einsum("ni,ni->n", force, normals)) > 0)
+        if not loaded.any():
+            continue
+        xy, height = points[loaded, :2], points[loaded, 2].mean()
+        ring = _hull(xy)
+        ring = np.c_[ring, np.full(len(ring), height)]
+        edges.append(np.stack([ring, np.roll(ring, -1, axis=0)], axis=1).reshape(-1, 3))
+        zmps.append(zmp(contacts, prefix))
+    return (np.concatenate(edges) if edges else np.zeros((0, 3))), np.array(zmps).reshape(-1, 3)
+
+
+def _hull(xy):
+    """The convex hull of 2D points, counter-clockwise (Andrew's monotone chain); collinear points give the
+    segment's two ends, one point itself."""
+    pts = np.unique(xy, axis=0)
+    if len(pts) < 3:
+        return pts
+
+    def half(seq):
+        out = []
+        for q in seq:
+            while len(out) >= 2 and np.cross(out[-1] - out[-2], q - out[-2]) <= 0:
+                out.pop()
+            out.append(q)
+        return out[:-1]
+    return np.array(half(pts) + half(pts[::-1]))
+
+
 class Overlays:
     """The overlay items of one viewport and their visibility switches (``set_visible(name, on)``)."""
 
-    NAMES = ("link frames", "centre of mass", "joint axes", "contacts", "friction cones", "external forces")
+    NAMES = ("link frames", "centre of mass", "joint axes", "contacts", "friction cones", "support polygon",
+             "external forces")
 
     def __init__(self, view, universe, force_scale: float, glyph_radius: float = 0.01):
         self.universe = universe
@@ -115,19 +156,24 @@ class Overlays:
             "contact forces": gl.GLLinePlotItem(mode="lines", width=2, color=(1.0, 0.3, 0.1, 1.0)),
             "friction cones": gl.GLMeshItem(color=(0.2, 0.8, 1.0, 0.22), smooth=False, glOptions="translucent",
                                             computeNormals=False),
+            "support polygon": gl.GLLinePlotItem(mode="lines", width=3, color=(0.2, 0.9, 0.3, 1.0),
+                                                 glOptions=ON_TOP),
+            "ZMP": gl.GLScatterPlotItem(size=12, color=(0.2, 0.9, 0.3, 1.0), pxMode=True, glOptions=ON_TOP),
             "external forces": gl.GLLinePlotItem(mode="lines", width=3, color=(0.9, 0.2, 0.9, 1.0)),
         }
+        self.prefixes = [f"{mb.name}/" for mb in universe.multibodies]
         for item in self.items.values():
             item.setDepthValue(20)
             view.addItem(item)
         self.visible = {"link frames": False, "centre of mass": False, "joint axes": False, "contacts": True,
-                        "friction cones": True, "external forces": True}
+                        "friction cones": True, "support polygon": False, "external forces": True}
         for name, on in self.visible.items():
             self.set_visible(name, on)
 
     def set_visible(self, name, on: bool):
         self.visible[name] = bool(on)
-        for item_name in (name, "contact forces") if name == "contacts" else (name,):
+        together = {"contacts": (name, "contact forces"), "support polygon": (name, "ZMP")}
+        for item_name in together.get(name, (name,)):
             self.items[item_name].setVisible(bool(on))
 
     def update(self, snapshot, R, p):
@@ -151,6 +197,9 @@ class Overlays:
             self.items["contacts"].setMeshData(vertexes=vertices, faces=faces)
             self.items["contacts"].setVisible(len(faces) > 0)
             lines["contact forces"] = (arrows(points, scale * forces),)
+        if self.visible["support polygon"]:
+            edges, dots["ZMP"] = support_polygons(snapshot.contacts, self.prefixes)
+            lines["support polygon"] = (edges,)
         if self.visible["external forces"]:
             lines["external forces"] = (arrows([x for *_, x in snapshot.external],
                                                [scale * w[:3] for _, _, w, _ in snapshot.external]),)

@@ -58,3 +58,24 @@ def test_contact_seen_from_the_mobile_body_turns_ground_first_contacts_round():
     _, normals, forces, _ = contact_view(contacts, {"ground"})
     np.testing.assert_array_equal(normals, [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
     np.testing.assert_array_equal(forces, [[1.0, 0.0, 5.0], [0.0, -2.0, 7.0]])
+
+
+def test_the_support_polygon_is_the_hull_of_the_loaded_feet_and_the_zmp_lies_inside():
+    """Two feet of four corners each (z = 0), the second offset by (0.3, 0.2), and a hand on a wall (horizontal
+    normal, left out): the polygon is the hull of the eight corners — six edges — and the ZMP the centre of
+    pressure of the feet."""
+    from app.overlays import _hull, support_polygons
+    corners = np.array([[x, y, 0.0] for x in (0.0, 0.2) for y in (0.0, 0.1)])
+    points = np.vstack([corners, corners + [0.3, 0.2, 0.0], [[0.5, 0.5, 1.0]]])
+    normals = np.vstack([np.tile([0.0, 0.0, 1.0], (8, 1)), [[1.0, 0.0, 0.0]]])
+    forces = np.vstack([np.tile([0.0, 0.0, 10.0], (4, 1)), np.tile([0.0, 0.0, 30.0], (4, 1)), [[5.0, 0, 0]]])
+    names = ("ground",) * 9
+    contacts = ActiveContacts(points, normals, forces, np.zeros(9), np.full(9, 0.5), body_a=names,
+                              body_b=("r/left",) * 4 + ("r/right",) * 4 + ("r/hand",))
+    edges, zmps = support_polygons(contacts, ["r/", "other/"])
+    ring = edges[0::2]
+    assert len(ring) == 6 and np.allclose(edges[:, 2], 0.0)      # the hull of the two offset rectangles
+    assert {tuple(p) for p in ring[:, :2].round(9)} == {(0.0, 0.0), (0.2, 0.0), (0.5, 0.2), (0.5, 0.3), (0.3, 0.3),
+                                                         (0.0, 0.1)}
+    np.testing.assert_allclose(zmps, [[(10 * 0.1 + 30 * 0.4) / 40, (10 * 0.05 + 30 * 0.25) / 40, 0.0]])
+    assert len(_hull(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]))) == 2     # aligned: a segment

@@ -321,6 +321,15 @@ def test_view_toggles_show_and_hide_friction_cones_and_link_frames(qapp, window)
     frames.trigger()
     assert np.abs(window.viewport.grab_array().astype(float) - shown).mean() > 0.05
     frames.trigger()
+    polygon = _view_action(window, "Support polygon")                # off by default: the feet's hull and ZMP
+    assert not polygon.isChecked()
+    polygon.trigger()
+    settle(qapp, window)
+    items = window.viewport.overlays.items
+    assert items["support polygon"].visible() and len(items["support polygon"].pos) >= 6
+    assert items["ZMP"].visible() and len(items["ZMP"].pos) == 2            # Talos and the box on the table
+    assert np.abs(window.viewport.grab_array().astype(float) - shown).max() > 0
+    polygon.trigger()
     window.physics.set_speed(1.0)
     paused_at_start(qapp, window)
 
