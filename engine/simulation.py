@@ -259,7 +259,7 @@ class Simulation:
                 raise PluginError(f"drove the torque of {self._dof(run, i)} beyond its effort limit "
                                   f"{limits.effort[i]:g} (effort_limits=\"refuse\")", faults.plugin_name(c),
                                   "controller", "control", run.name, value=float(run.tau[i]))
-        if limits.clamp and (n := limits.clamp_effort(run.tau)):
+        if limits.clamp and (n := limits.clamp_effort(run.tau, run.v)):
             self._count_clamps(run, n, "torques")
 
     def _count_clamps(self, run, n, what):

@@ -16,15 +16,20 @@ def first_beyond(x, bound):
 
 
 @kernel
-def clamp(x, bound):
-    """x_i ← clamp(x_i, −bound_i, bound_i) in place; the number of entries changed (x, bound (n,), finite x)."""
+def clamp_envelope(x, v, bound, speed):
+    """x_i ← x_i held in the torque–speed envelope of a motor (seed 000 eqs. 5.25–5.26): |x_i| ≤ bound_i and
+    |v_i / speed_i + x_i / bound_i| ≤ 1, i.e. x_i ∈ [−bound_i min(1, 1 + v_i/speed_i), bound_i min(1, 1 −
+    v_i/speed_i)] (no speed bound where speed_i is infinite), in place; the number of entries changed."""
     changed = 0
     for i in range(x.shape[0]):
-        if x[i] > bound[i]:
-            x[i] = bound[i]
+        s = v[i] / speed[i] if math.isfinite(speed[i]) else 0.0
+        upper = bound[i] * min(1.0, 1.0 - s)
+        lower = -bound[i] * min(1.0, 1.0 + s)
+        if x[i] > upper:
+            x[i] = upper
             changed += 1
-        elif x[i] < -bound[i]:
-            x[i] = -bound[i]
+        elif x[i] < lower:
+            x[i] = lower
             changed += 1
     return changed
 

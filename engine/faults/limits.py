@@ -2,7 +2,9 @@
 
 * Effort: |τ_i| ≤ τ̄_i, the joint's declared effort limit (URDF ``<limit effort>``; none: no bound), and an
   external force |f| ≤ f̄ = ``wrench_factor`` m g (m the multibody's mass), its moment |n| ≤ f̄ · 1 m; clamped,
-  refused or ignored as ``effort_limits`` says.
+  refused or ignored as ``effort_limits`` says. ``envelope`` clamps τ to the motor's torque–speed envelope
+  instead (seed 000 eqs. 5.25–5.26): |q̇_i/q̇̄_i + τ_i/τ̄_i| ≤ 1 and |τ_i| ≤ τ̄_i, with q̇̄_i the joint's declared
+  velocity limit taken as the no-load speed — a motor gives its full torque at rest, none at that speed.
 * Velocity: |v_i| ≤ v̄_i = ``velocity_factor`` × the joint's velocity limit, or ``max_speed`` where none is
   declared (free-flyer and unlimited joints), checked on the free velocity v + δt a_free (stage "dynamics") and on
   v⁺ (stage "integration").
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.faults._kernels import clamp, first_beyond
+from engine.faults._kernels import clamp_envelope, first_beyond
 
 LEVER = 1.0          # m: the lever arm that turns a force bound into a moment bound, and a weight into an energy
 STANDARD_GRAVITY = 9.81
@@ -26,8 +28,10 @@ class RunLimits:
         self.policy = settings.effort_limits
         self.effort = np.array(model.dof_effort_limit, dtype=float)             # (nv,) N·m or N, inf: none
         limited = bool(np.isfinite(self.effort).any())
-        self.clamp, self.refuse = limited and self.policy == "clamp", limited and self.policy == "refuse"
+        self.clamp = limited and self.policy in ("clamp", "envelope")
+        self.refuse = limited and self.policy == "refuse"
         velocity = np.asarray(model.dof_velocity_limit, dtype=float)
+        self.no_load_speed = velocity if self.policy == "envelope" else np.full(len(velocity), np.inf)
         self.speed = np.where(np.isfinite(velocity), settings.velocity_factor * velocity, settings.max_speed)
         g = float(np.linalg.norm(gravity)) or STANDARD_GRAVITY
         weight = float(model.total_mass) * g
@@ -43,9 +47,10 @@ class RunLimits:
         """The first dof whose torque is beyond its effort limit, else −1."""
         return first_beyond(tau, self.effort)
 
-    def clamp_effort(self, tau) -> int:
-        """Clamp τ to the effort limits in place; the number of dofs clamped."""
-        return clamp(tau, self.effort)
+    def clamp_effort(self, tau, v) -> int:
+        """Clamp τ to the effort limits (and the torque–speed envelope at the velocities v) in place; the number
+        of dofs clamped."""
+        return clamp_envelope(tau, v, self.effort, self.no_load_speed)
 
     def energy_bound(self, kinetic) -> float:
         """The largest kinetic energy (J) a step may reach from ``kinetic``."""

@@ -56,7 +56,7 @@ class ContactSettings:
 
 SANE_TIME_STEP = (1e-6, 0.1)   # s: a time step outside warns (too small never ends, too large explodes)
 
-EFFORT_POLICIES = ("clamp", "refuse", "ignore")
+EFFORT_POLICIES = ("clamp", "refuse", "ignore", "envelope")
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ class LimitSettings:
 
     ``effort_limits``: a torque beyond a joint's declared effort limit (and an external force beyond
     ``wrench_factor`` × its multibody's weight) is clamped with a counted warning (``clamp``), stops the step
-    (``refuse``) or passes (``ignore``). A step stops with its stage named when a velocity exceeds
+    (``refuse``) or passes (``ignore``); ``envelope`` clamps it to the motor's torque–speed envelope (seed 000
+    eqs. 5.25–5.26; engine/faults/limits.py). A step stops with its stage named when a velocity exceeds
     ``velocity_factor`` × the joint's velocity limit (``max_speed`` m/s or rad/s where none is declared), or when
     the kinetic energy grows more than ``energy_jump`` times in one step (over a floor of the multibody's weight
     × 1 m). ``device_budget`` (s) bounds one lockstep device tick."""

@@ -377,7 +377,7 @@ def test_a_non_finite_state_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("attributes, message", [
-    ('effort_limits="clip"', "effort_limits must be one of \\('clamp', 'refuse', 'ignore'\\) \\(did you mean "
+    ('effort_limits="clip"', "effort_limits must be one of \\('clamp', 'refuse', 'ignore', 'envelope'\\) \\(did you mean "
                              "'clamp'\\?\\)"),
     ('velocity_factor="-1"', "velocity_factor"),
     ('energy_jmp="10"', "energy_jmp"),
@@ -400,21 +400,26 @@ def test_limits_are_read_from_the_settings(tmp_path):
 
 
 def test_the_fault_kernels_agree_with_numpy_and_run_as_plain_python():
-    from engine.faults._kernels import clamp, first_beyond, first_non_finite
+    from engine.faults._kernels import clamp_envelope, first_beyond, first_non_finite
     rng = np.random.default_rng(5)
     x, bound = rng.normal(size=50) * 3.0, np.abs(rng.normal(size=50)) + 0.5
     beyond = np.flatnonzero(np.abs(x) > bound)
     assert first_beyond(x, bound) == beyond[0] and first_beyond(np.zeros(50), bound) == -1
-    clamped = x.copy()
-    assert clamp(clamped, bound) == len(beyond)
+    clamped, v, no_speed = x.copy(), rng.normal(size=50), np.full(50, np.inf)
+    assert clamp_envelope(clamped, v, bound, no_speed) == len(beyond)     # no speed bound: a plain clamp
     np.testing.assert_array_equal(clamped, np.clip(x, -bound, bound))
+    speed = np.full(50, 2.0)                                                # the envelope (eqs. 5.25-5.26)
+    enveloped = x.copy()
+    clamp_envelope(enveloped, v, bound, speed)
+    upper, lower = bound * np.minimum(1, 1 - v / speed), -bound * np.minimum(1, 1 + v / speed)
+    np.testing.assert_array_equal(enveloped, np.minimum(np.maximum(x, lower), upper))
     x[7] = np.nan
     assert first_beyond(x, np.full(50, np.inf)) == 7 and first_non_finite(x.reshape(5, 10)) == 7
     script = ("import numpy as np, numba\n"
-              "from engine.faults._kernels import clamp, first_beyond, first_non_finite\n"
+              "from engine.faults._kernels import clamp_envelope, first_beyond, first_non_finite\n"
               "x = np.array([0.5, -3.0, np.inf]); b = np.ones(3)\n"
               "assert first_beyond(x, b) == 1 and first_non_finite(x) == 2 and numba.config.DISABLE_JIT\n"
-              "x[2] = 2.0; assert clamp(x, b) == 2 and x.tolist() == [0.5, -1.0, 1.0]\n"
+              "x[2] = 2.0; assert clamp_envelope(x, 0 * b, b, b + np.inf) == 2 and x.tolist() == [0.5, -1.0, 1.0]\n"
               "print('nojit ok')\n")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
