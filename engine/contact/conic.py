@@ -69,7 +69,8 @@ def load_problem(path) -> tuple:
 
 
 class ProblemExport:
-    """Writes every problem the contact stage solves to ``directory``/step{k:06d}_group{g}.npz."""
+    """Writes every problem the contact stage solves to ``directory``/step{k:06d}_group{g}.npz, k counting the
+    steps that solved a contact problem (a step without contact writes nothing)."""
 
     def __init__(self, directory):
         self.directory = Path(directory)

@@ -330,7 +330,7 @@ class ContactStage:
 
     def export_problems(self, directory):
         """From the next step on, write every group's contact problem, as handed to the solver, to
-        ``directory`` (``engine.contact.conic``: step{k}_group{g}.npz)."""
+        ``directory`` (``engine.contact.conic.ProblemExport``: step{k}_group{g}.npz, k counting the solves)."""
         self.export = ProblemExport(directory)
 
     def _solve_groups(self, a, W, ng):
