@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph.opengl as gl
+from scipy.spatial import ConvexHull, QhullError
 import trimesh
 from OpenGL import GL
 
@@ -120,20 +121,18 @@ def support_polygons(contacts, prefixes):
 
 
 def _hull(xy):
-    """The convex hull of 2D points, counter-clockwise (Andrew's monotone chain); collinear points give the
-    segment's two ends, one point itself."""
+    """The convex hull of 2D points, counter-clockwise (scipy's Qhull); collinear points give the segment's two
+    ends, one point itself."""
     pts = np.unique(xy, axis=0)
-    if len(pts) < 3:
+    if len(pts) >= 3:
+        try:
+            return pts[ConvexHull(pts).vertices]
+        except QhullError:                                   # collinear: a segment
+            pass
+    if len(pts) < 2:
         return pts
-
-    def half(seq):
-        out = []
-        for q in seq:
-            while len(out) >= 2 and np.cross(out[-1] - out[-2], q - out[-2]) <= 0:
-                out.pop()
-            out.append(q)
-        return out[:-1]
-    return np.array(half(pts) + half(pts[::-1]))
+    along = (pts - pts[0]) @ (pts[-1] - pts[0])
+    return pts[[np.argmin(along), np.argmax(along)]]
 
 
 class Overlays:
