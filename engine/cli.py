@@ -111,10 +111,12 @@ class Stop:
 
 
 def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=False, verbose=False,
-        force=False, export_problems=None) -> int:
+        force=False, export_problems=None, engine=None) -> int:
     """A headless run of ``scene`` for ``duration`` simulated seconds; returns the exit code (0, 2 on a fault,
     128 + the signal number when stopped by SIGTERM or SIGINT). ``export_problems``: a directory that receives
-    every contact problem solved (``engine.contact.conic``)."""
+    every contact problem solved (``engine.contact.conic``). ``engine``: the dynamics engine, if not the
+    universe's."""
+    from engine.errors import UniverseError
     from engine.interaction.devices import LockstepDevices
     from engine.logstore import StreamedLog, output_paths
     log_path = output_paths(out)[3] if out else None
@@ -123,13 +125,16 @@ def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=
         for category in (DeprecationWarning, PendingDeprecationWarning, ResourceWarning):
             warnings.simplefilter("ignore", category)
         try:
-            universe, sim, steps = _load(scene, duration, trust_plugins, force)
+            universe, sim, steps = _load(scene, duration, trust_plugins, force, engine)
         finally:                                         # the warnings of a scene that fails to load too
             loaded = len(caught)
             report_warnings(caught, verbose, quiet, log_path)
         if not sim.runs and not quiet:
             print("note: the scene has no moving body; only time advances", file=sys.stderr)
         if export_problems:
+            if sim.contact_stage is None:
+                raise UniverseError(f"--export-problems writes Articula's contact problems; the "
+                                    f"'{sim.engine.name}' engine solves its own", universe.source)
             sim.contact_stage.export_problems(export_problems)
         log = Log(sim, log_every, StreamedLog(out, Log.columns(sim)) if out else None)
         devices = LockstepDevices(sim)     # the scene's devices (e.g. a scripted replay), on simulated time
@@ -160,13 +165,13 @@ def run(scene, duration=1.0, out=None, log_every=10, trust_plugins=False, quiet=
     return 0
 
 
-def _load(scene, duration, trust_plugins, force):
+def _load(scene, duration, trust_plugins, force, engine=None):
     """(universe, simulation, steps); a run of more than ``MAX_STEPS`` steps needs ``force`` (the universe
     loader already warned of a time step out of the usual range)."""
     from engine.errors import UniverseError
     from engine.simulation import Simulation
     universe = open_scene(scene, trust_plugins)
-    sim = Simulation(universe)
+    sim = Simulation(universe, engine)
     steps = int(round(duration / sim.dt))
     if steps > MAX_STEPS and not force:
         raise UniverseError(f"{duration:g} s at a time step of {sim.dt:g} s is {steps:,} steps (more than "
@@ -229,11 +234,12 @@ def summary(universe, sim, wall) -> str:
     stages = sim.timer.summary()
     rtf = sim.time / wall if wall > 0 else float("inf")
     lines = [f"scene      {universe.source}",
-             f"simulated  {sim.time:.3f} s in {sim.step_count} steps of {sim.dt * 1e3:g} ms",
+             f"simulated  {sim.time:.3f} s in {sim.step_count} steps of {sim.dt * 1e3:g} ms on the "
+             f"{sim.engine.name} engine",
              f"wall time  {wall:.3f} s   real-time factor {rtf:.2f}",
              "per step   " + "  ".join(f"{k} {v * 1e6:.1f} us" for k, v in stages.items() if v > 0 or k == "total"),
              sim.contact_report().summary()]
-    if sim.contact_stage.soles:
+    if sim.contact_stage is not None and sim.contact_stage.soles:
         lines.append(sim.contact_stage.soles.summary())
     return "\n".join(lines)
 
@@ -291,6 +297,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--trust-scene-plugins", action="store_true", help="let the scene import plugin code")
     r.add_argument("--force", action="store_true", help=f"run even if it takes more than {MAX_STEPS:,} steps")
     r.add_argument("--quiet", dest="run_quiet", action="store_true", help="the same as articula -q run")
+    r.add_argument("--engine", metavar="NAME", help="the dynamics engine (articula, pybullet), instead of the "
+                   "universe's <Settings engine>")
     r.add_argument("--export-problems", metavar="DIR", help="write every contact problem solved to DIR, one .npz per "
                    "collision group and step (engine/contact/conic.py)")
     c = sub.add_parser("cache", help="show or clear the on-disk caches")
@@ -329,11 +337,17 @@ def main(argv=None) -> int:
             p.error(f"--duration must be > 0 (got {args.duration})")
         if args.log_every < 1:
             p.error(f"--log-every must be >= 1 (got {args.log_every})")
+        if args.engine is not None:
+            from engine import engines
+            try:
+                engines.engine_class(args.engine)
+            except ValueError as exc:
+                p.error(f"--engine: {exc}")
     _log_to_stderr(quiet=args.quiet or getattr(args, "run_quiet", False))
     try:
         if args.command == "run":
             return run(args.scene, args.duration, args.out, args.log_every, args.trust_scene_plugins,
-                       args.quiet or args.run_quiet, args.verbose, args.force, args.export_problems)
+                       args.quiet or args.run_quiet, args.verbose, args.force, args.export_problems, args.engine)
         if args.command == "cache":
             return cache(args.action)
         if args.command in ("avatar", "sweep"):

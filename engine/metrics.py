@@ -87,6 +87,6 @@ class Unconverged:
         pass
 
     def value(self) -> float:
-        counts = self.sim.contact_stage.counts
+        counts = self.sim.contact_report()
         return counts.unconverged_steps / counts.steps if counts.steps else 0.0
 

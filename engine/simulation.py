@@ -1,9 +1,10 @@
 """The simulation loop (seed 000 Fig 2.3 / 3.4), in one readable function: ``Simulation._step``.
 
     controllers + devices write inputs (torques, external wrenches)
-    → free dynamics (ABA with known external forces: gravity, actuators, user force)
-    → collision detection → collision groups → Delassus operator per group → frictional contact solve
-    → velocity update, integration on the Lie group
+    → the dynamics engine (engine/engines/): with Articula's own, free dynamics (ABA with known external
+      forces: gravity, actuators, user force) → collision detection → collision groups → Delassus operator per
+      group → frictional contact solve → velocity update, integration on the Lie group
+    → sensors
     → snapshot for viewers, recorders and the haptic loop
 
 Every stage is timed every step (``sim.timer``). Faults never lose a run (engine/faults/): every plugin call is
@@ -20,16 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import faults, plugins
+from engine import engines, faults, plugins
 from engine.contact import _stepping_kernels as K
-from engine.contact.problem import project_closures
-from engine.contact.stepping import ContactStage, WorldBodies
-from engine.dynamics import aba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
-from engine.dynamics.closures import closed_chain_acceleration, project_velocity
-from engine.dynamics.integrators import STEPPERS
+from engine.contact.stepping import WorldBodies
+from engine.dynamics import forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
 from engine.dynamics.lie import integrate_kernel
 from engine.errors import DivergenceError, PluginError, SimulationError, UniverseError
-from engine.state import ActiveContacts, Snapshot, State
+from engine.state import ActiveContacts, Snapshot, State, freeze
 from engine.timing import StageTimer
 
 
@@ -97,24 +95,30 @@ class MultiBodyRun:
 
 
 class Simulation:
-    """A running universe: ``step(n)``, ``time``, ``state``/``set_state``, ``reset``, ``snapshot``."""
+    """A running universe: ``step(n)``, ``time``, ``state``/``set_state``, ``reset``, ``snapshot``.
 
-    def __init__(self, universe):
+    ``engine``: the dynamics engine's name (engine/engines/), by default the universe's ``<Settings engine>``
+    (``articula`` unless it says otherwise)."""
+
+    def __init__(self, universe, engine: str | None = None):
         self.universe = universe
         self.dt = float(universe.time_step)
         self.bodies = WorldBodies([mb.model.nbodies for mb in universe.multibodies])
         self.runs = [MultiBodyRun(mb, universe, self.bodies, m) for m, mb in enumerate(universe.multibodies)]
         self.timer = StageTimer()
         self.external = {}        # (multibody, body) -> (wrench_world (6,), point_world (3,))
-        self.contact_stage = ContactStage(universe, self.runs, self.bodies, self.timer)
+        self.engine = engines.engine_class(engine or universe.engine)(self)
         self.sensors = [self._sensor(spec) for spec in universe.sensors]
         self.sensor_target = {id(s): spec.target for s, spec in zip(self.sensors, universe.sensors)}
         self.measurements = {}    # sensor name -> {signal: array}, after each step
         self.faulted: SimulationError | None = None   # the fault that stopped the run, until cleared
         self.effort_clamps = {}   # multibody name -> number of torques (and external wrenches) clamped
-        integrator = universe.integrator.replace("-", "_")
-        self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.reset()
+
+    @property
+    def contact_stage(self):
+        """Articula's contact stage (collision, groups, Delassus, solver, soles); None on another engine."""
+        return getattr(self.engine, "contact_stage", None)
 
     # ---- state ---------------------------------------------------------------------------------------------
     def reset(self):
@@ -125,15 +129,14 @@ class Simulation:
                 faults.call(c, "controller", "reset", c.reset, run.q_in, run.v_in, multibody=run.name)
         self.time, self.step_count = 0.0, 0
         self.external.clear()
-        self.contact_stage.reset()
         self.measurements = {}
         self.timer.reset()
-        self._start_here()
+        self._start_here(None)
 
     @property
     def state(self) -> State:
         return State.capture(self.time, self.step_count, [r.q for r in self.runs], [r.v for r in self.runs],
-                             self.contact_stage.warm_start())
+                             self.engine.warm_start())
 
     def set_state(self, state: State):
         if len(state.q) != len(self.runs):
@@ -147,8 +150,7 @@ class Simulation:
                 raise ValueError(f"state of '{run.instance.name}' is not finite: q {q}, v {v}")
             run.q[:], run.v[:] = q, v
         self.time, self.step_count = state.t, state.step
-        self.contact_stage.set_warm_start(state.warm_start)
-        self._start_here()
+        self._start_here(state.warm_start)
 
     # ---- inputs --------------------------------------------------------------------------------------------
     def set_external_wrench(self, multibody: int, body: int, wrench_world, point_world):
@@ -173,7 +175,7 @@ class Simulation:
         """Stop calling the controllers and sensors registered as ``name`` (a sensor also by its own name); a
         fault of plugin ``name`` is cleared (a device's session stops it itself). The contact solver cannot be
         disabled. ValueError if no plugin is called so."""
-        solver = getattr(self.contact_stage, "plugin", None)
+        solver = getattr(self.engine, "solver", None)
         if solver is not None and faults.plugin_name(solver) == name:
             raise ValueError(f"the contact solver '{name}' cannot be disabled: reset, or choose another <Solver> "
                              f"in the universe")
@@ -226,19 +228,7 @@ class Simulation:
             for index, run in enumerate(self.runs):
                 self._control(run)
                 self._external_to_body_frames(run, index)
-        with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
-            for run in self.runs:
-                run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
-                self._check(run.a_free, "dynamics", run, "free acceleration")
-                run.free_velocities(dt)
-                self._check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
-        self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
-        with timer.stage("integration"):  # v⁺, q⁺; the kinematics of the new state, its kinetic energy
-            for m, run in enumerate(self.runs):
-                self._integrate(m, run, dt)
-            self._refresh_kinematics()
-            for run in self.runs:
-                self._check_energy(run)
+        self.engine.step(dt)  # free dynamics, contacts, integration, kinematics (timed inside)
         self.time += dt
         self.step_count += 1
         if self.sensors:
@@ -286,46 +276,6 @@ class Simulation:
         return plugins.create(spec, model=self.runs[m].model, multibody=m, target=spec.target,
                               gravity=self.universe.gravity)
 
-    def _integrate(self, m, run, dt):
-        """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
-        §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator (semi-implicit Euler:
-        v⁺ = v_free, q⁺ = q ⊕ δt v⁺); with another integrator, a closed chain touching nothing integrates its
-        constrained dynamics (``dynamics.closures``: energy-conserving where the time-stepping dissipates)."""
-        np.copyto(run.a, run.v)
-        if run.model.closures and self.free_stepper is not None and not self._touching(m):
-            self._integrate_closed_chain(m, run, dt)
-        elif run.in_contact or self.free_stepper is None:
-            if run.in_contact:
-                self._check(run.f_contact, "solver", run, "contact wrench")
-                np.add(run.f_ext, run.f_contact, out=run.f_total)
-                run.v += dt * aba(run.model, run.data, run.q, run.v, run.tau, run.f_total, gravity=run.gravity)
-            else:
-                run.v += dt * run.a_free
-            run.advance(dt)
-            if run.model.closures:
-                project_closures(run, self.contact_stage.closures, m)
-        else:
-            q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity)
-            run.q[:], run.v[:] = q, v
-        self._check(run.q, "integration", run, "configuration q")
-        self._check_speed(run.v, "integration", run, "velocity v")
-        np.subtract(run.v, run.a, out=run.a)
-        run.a /= dt
-
-    def _touching(self, m) -> bool:
-        """Whether multibody m is in a collision contact this step (loop closures aside)."""
-        c = self.contact_stage.contacts
-        return c is not None and len(c) > 0 and bool(np.any((c.multibody_a == m) | (c.multibody_b == m)))
-
-    def _integrate_closed_chain(self, m, run, dt):
-        """The universe's integrator on a = closed_chain_acceleration(q, v) (I.16), then q and v projected back
-        onto the closures (Gauss–Newton on the positions, the kinetic-metric projection on the velocities)."""
-        q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity,
-                                 acceleration=closed_chain_acceleration)
-        run.q[:] = q
-        project_closures(run, self.contact_stage.closures, m)
-        run.v[:] = project_velocity(run.model, run.data, run.q, v)
-
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""
         if run.has_external:
@@ -357,14 +307,15 @@ class Simulation:
         self._count_clamps(run, 1, "external wrenches")
         return wrench / excess
 
-    def _check(self, values, stage, run, quantity):
+    # ---- checks (the engine calls them on what it computes) ----------------------------------------------------
+    def check_finite(self, values, stage, run, quantity):
         """A non-finite entry of ``values`` stops the step (``DivergenceError`` with the bad value itself)."""
         bad = faults.first_non_finite(values)
         if bad >= 0:
             raise DivergenceError(quantity, stage, run.name, self._good_step + 1, self._good_time, bad,
                                   float(values.reshape(-1)[bad]))
 
-    def _check_energy(self, run):
+    def check_energy(self, run):
         """T⁺ = ½ v⁺ᵀ M v⁺ (from the kinematics just refreshed) beyond ``energy_jump`` (T + m g · 1 m) stops the
         step."""
         run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
@@ -372,7 +323,7 @@ class Simulation:
             raise DivergenceError("kinetic energy", "integration", run.name, self._good_step + 1, self._good_time,
                                   None, run.kinetic_next, bound)
 
-    def _check_speed(self, v, stage, run, quantity):
+    def check_speed(self, v, stage, run, quantity):
         """A velocity beyond its bound (or not finite) stops the step before it reaches the state."""
         i = run.limits.beyond_speed(v)
         if i >= 0:
@@ -384,14 +335,16 @@ class Simulation:
     def _dof(run, i) -> str:
         return f"dof {i} (joint '{run.model.joint_name[run.model.dof_joint[i]]}')"
 
-    def _refresh_kinematics(self):
+    def refresh_kinematics(self):
         """Placements and body velocities of the current state (read by queries, snapshots and contacts)."""
         for run in self.runs:
             run.refresh()
 
-    def _start_here(self):
-        """The current state (reset, set_state) becomes the last good one; a fault is cleared."""
-        self._refresh_kinematics()
+    def _start_here(self, warm_start):
+        """The current state (reset, set_state) and ``warm_start`` become the engine's and the last good ones;
+        a fault is cleared."""
+        self.engine.load(warm_start)
+        self.refresh_kinematics()
         for run in self.runs:
             run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
         self.faulted = None
@@ -405,16 +358,16 @@ class Simulation:
             np.copyto(run.tau_good, run.tau)
             run.kinetic = run.kinetic_next
         self._good_time, self._good_step = self.time, self.step_count
-        self._good_warm, self._good_measurements = self.contact_stage.warm_start(), self.measurements
+        self._good_warm, self._good_measurements = self.engine.warm_start(), self.measurements
 
     def _restore(self):
         """Back to the last good state: configuration, velocity, torques, time, warm start and measurements."""
         for run in self.runs:
             run.q[:], run.v[:], run.tau[:] = run.q_good, run.v_good, run.tau_good
         self.time, self.step_count = self._good_time, self._good_step
-        self.contact_stage.set_warm_start(self._good_warm)
+        self.engine.load(self._good_warm)
         self.measurements = self._good_measurements
-        self._refresh_kinematics()
+        self.refresh_kinematics()
 
     # ---- queries ----------------------------------------------------------------------------------------------
     def body_placement(self, multibody: int, body: int):
@@ -458,29 +411,18 @@ class Simulation:
     @property
     def contacts(self) -> ActiveContacts:
         """The active contacts of the last step, world frame: point, normal (from b to a), force on a, names."""
-        stage = self.contact_stage
-        c = stage.contacts
-        if c is None or len(c) == 0:
-            return ActiveContacts()
-        name = stage.object_name
-        return ActiveContacts(point=_freeze(c.point), normal=_freeze(c.normal), force=_freeze(stage.forces),
-                              depth=_freeze(c.depth), mu=_freeze(c.mu), body_a=tuple(name(i) for i in c.object_a),
-                              body_b=tuple(name(i) for i in c.object_b))
+        return self.engine.contacts()
 
     @property
     def solver_stats(self) -> dict:
         """Per collision group of the last step: multibodies, contacts, rows, Delassus method, iterations,
         residual, cone violation, converged; and their totals."""
-        reports = self.contact_stage.reports
-        return {"groups": reports, "iterations": sum(r.iterations for r in reports),
-                "residual": max((r.residual for r in reports), default=0.0),
-                "delassus": "+".join(sorted({r.delassus for r in reports})),
-                "unconverged_steps": self.contact_stage.counts.unconverged_steps}
+        return self.engine.solver_stats()
 
     def contact_report(self):
         """The contact totals of the run since the last reset (``ContactCounts``: steps solved, steps left
         unconverged, contacts and self-contacts); ``contact_report().summary()`` is one line for a summary."""
-        return self.contact_stage.counts
+        return self.engine.contact_report()
 
     def body_mass(self, multibody: int, body: int) -> float:
         return float(self.runs[multibody].model.body_mass[body])
@@ -497,7 +439,7 @@ class Simulation:
     def snapshot(self) -> Snapshot:
         """An immutable copy of what viewers need (placements, torques applied, contacts, timings, energy)."""
         placements = [run.world_placements() for run in self.runs]
-        frozen = _freeze
+        frozen = freeze
         return Snapshot(
             t=self.time, step=self.step_count, q=tuple(frozen(r.q) for r in self.runs),
             v=tuple(frozen(r.v) for r in self.runs), a=tuple(frozen(r.a) for r in self.runs),
@@ -509,10 +451,4 @@ class Simulation:
             external=tuple((m, b, frozen(w), frozen(x)) for (m, b), (w, x) in self.external.items()),
             measurements={name: {k: frozen(v) for k, v in reading.items()}
                           for name, reading in self.measurements.items()},
-            soles=self.contact_stage.soles.states() if self.contact_stage.soles else ())
-
-
-def _freeze(a):
-    a = np.array(a, copy=True)
-    a.setflags(write=False)
-    return a
+            soles=self.engine.sole_states())

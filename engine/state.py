@@ -12,6 +12,13 @@ def _frozen(a) -> np.ndarray:
     return a
 
 
+def freeze(a) -> np.ndarray:
+    """A read-only copy of ``a`` (its dtype kept): what snapshots hand out."""
+    a = np.array(a, copy=True)
+    a.setflags(write=False)
+    return a
+
+
 @dataclass(frozen=True)
 class State:
     """Time, step count, per-multibody (q, v), the contact solver's warm start and plugin states."""

@@ -113,7 +113,7 @@ class Light:
 class PluginSpec:
     """A plugin by registered name, with its parameters and, for controllers, the multibody it drives."""
 
-    kind: str                  # "controller", "device", "sensor", "solver", "dynamics"
+    kind: str                  # "controller", "device", "sensor", "solver", "engine", "metric"
     name: str
     params: dict = field(default_factory=dict)
     target: str | None = None
@@ -150,6 +150,7 @@ class Universe:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     time_step: float = 1e-3
     integrator: str = "semi-implicit-euler"
+    engine: str = "articula"           # the dynamics engine (engine/engines/)
     solver: SolverSettings = field(default_factory=SolverSettings)
     contact: ContactSettings = field(default_factory=ContactSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
@@ -159,6 +160,8 @@ class Universe:
     controllers: tuple = ()
     devices: tuple = ()
     sensors: tuple = ()
+    sources: dict = field(default_factory=dict)   # "file:line" of the settings and materials the file set:
+                                                  # "engine", "integrator", "solver", "material:<name>"
 
     def multibody(self, name: str) -> MultiBodyInstance:
         for m in self.multibodies:

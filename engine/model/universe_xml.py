@@ -52,10 +52,12 @@ def load_universe(path, trust_plugins: bool = False, overrides=None) -> U.Univer
     for el in root.findall("PluginModule"):          # first: the settings may name a solver it registers
         _plugin_module(r, el, path, trust_plugins)
     settings = _settings(r, root.find("Settings"))
+    sources = settings.pop("sources")
     materials = {"default": U.Material("default")}
     for el in root.findall("Material"):
         r.check_attributes(el, {"name", "friction", "restitution"})
         name = r.string(el, "name", required=True)
+        sources[f"material:{name}"] = f"{path}:{el.sourceline}"
         materials[name] = U.Material(name, r.number(el, "friction", default=0.5, nonnegative=True),
                                      r.number(el, "restitution", default=0.0, nonnegative=True))
         if materials[name].restitution > 1.0:
@@ -74,7 +76,7 @@ def load_universe(path, trust_plugins: bool = False, overrides=None) -> U.Univer
                       statics=tuple(statics), materials=materials, camera=camera, lights=lights,
                       controllers=plugins["Controller"], devices=plugins["Device"], sensors=plugins["Sensor"],
                       contact=_collision_pairs(r, root.find("CollisionPairs"), settings.pop("contact"), labels),
-                      **settings)
+                      sources=sources, **settings)
 
 
 def _placement(r, el):
@@ -273,10 +275,21 @@ def _shape_inertia(r, el, geometries, mass):
 
 
 def _settings(r, el) -> dict:
-    out = {"contact": U.ContactSettings()}
+    """The ``<Settings engine="...">`` children; ``sources``: the file:line of the engine, integrator and solver
+    it sets (an engine that cannot run them names the line)."""
+    out = {"contact": U.ContactSettings(), "sources": {}}
     if el is None:
         return out
     r.check_children(el, SETTINGS_TAGS)
+    r.check_attributes(el, {"engine"})
+    where = lambda e: f"{r.path}:{e.sourceline}"  # noqa: E731
+    if el.get("engine") is not None:
+        from engine import engines
+        try:
+            engines.engine_class(el.get("engine"))
+        except ValueError as exc:
+            r.fail(el, str(exc), el.get("engine"))
+        out["engine"], out["sources"]["engine"] = el.get("engine"), where(el)
     if el.find("Gravity") is not None:
         g = el.find("Gravity")
         r.check_attributes(g, {"x", "y", "z"})
@@ -290,7 +303,7 @@ def _settings(r, el) -> dict:
         name = _text(r, el, "Integrator")
         if name not in INTEGRATORS:
             r.fail(el.find("Integrator"), f"unknown integrator{did_you_mean(name, INTEGRATORS)}", name)
-        out["integrator"] = name
+        out["integrator"], out["sources"]["integrator"] = name, where(el.find("Integrator"))
     s = el.find("Solver")
     if s is not None:
         r.check_attributes(s, {"name", "tolerance", "max_iterations", "time_budget", "facets", "delassus"})
@@ -308,6 +321,7 @@ def _settings(r, el) -> dict:
             max_iterations=int(r.number(s, "max_iterations", d.max_iterations, positive=True)),
             time_budget=r.number(s, "time_budget", None, positive=True),
             facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=delassus)
+        out["sources"]["solver"] = where(s)
     c = el.find("Contact")
     if c is not None:
         r.check_attributes(c, {"margin", "max_points", "face_tolerance", "correction", "erp", "slop"})

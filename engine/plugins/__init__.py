@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.errors import UniverseError, did_you_mean
 
-KINDS = ("controller", "device", "sensor", "solver", "dynamics", "collision", "metric")
+KINDS = ("controller", "device", "sensor", "solver", "engine", "collision", "metric")
 ENTRY_POINT_GROUP = "articula.plugins"
 _registry: dict = {kind: {} for kind in KINDS}
 _entry_points_loaded = False
@@ -162,6 +162,7 @@ def import_plugin_module(module: str | None = None, path=None):
 def _load_builtins():
     import engine.contact.conic  # noqa: F401  (registers the clarabel contact solver)
     import engine.control  # noqa: F401  (registers the built-in controllers)
+    import engine.engines.articula  # noqa: F401  (registers Articula's own dynamics engine)
     import engine.interaction.devices  # noqa: F401  (registers the built-in devices)
     import engine.metrics  # noqa: F401  (registers the built-in run metrics of sweeps)
     import engine.sensors  # noqa: F401  (registers the built-in sensors)

@@ -1,0 +1,126 @@
+"""Articula's own engine: the AMELIF loop of seed 000 Fig 2.3 / 3.4 between the control and the sense stages.
+
+    free dynamics (ABA with τ, gravity and the external wrenches) → V_free
+    → collision detection → collision groups → Delassus operator per group → frictional contact solve
+    → velocity update, integration on the Lie group → kinematics of the new state
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine import plugins
+from engine.contact.problem import project_closures
+from engine.contact.stepping import ContactStage
+from engine.dynamics import aba
+from engine.dynamics.closures import closed_chain_acceleration, project_velocity
+from engine.dynamics.integrators import STEPPERS
+from engine.state import ActiveContacts, freeze
+
+
+@plugins.register("articula")
+class ArticulaEngine:
+    """ABA, FCL and the contact solve on the exact Coulomb cone (``ContactStage``), for a ``Simulation``."""
+
+    kind = "engine"
+    name = "articula"
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer)
+        integrator = sim.universe.integrator.replace("-", "_")
+        self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
+
+    # ---- state ---------------------------------------------------------------------------------------------
+    def load(self, warm_start):
+        self.contact_stage.set_warm_start(warm_start or {})   # empty: forget the contacts and their counts
+
+    def warm_start(self):
+        return self.contact_stage.warm_start()
+
+    # ---- the step ------------------------------------------------------------------------------------------
+    def step(self, dt):
+        sim, timer = self.sim, self.sim.timer
+        with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
+            for run in sim.runs:
+                run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
+                sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
+                run.free_velocities(dt)
+                sim.check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
+        self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
+        with timer.stage("integration"):  # v⁺, q⁺; the kinematics of the new state, its kinetic energy
+            for m, run in enumerate(sim.runs):
+                self._integrate(m, run, dt)
+            sim.refresh_kinematics()
+            for run in sim.runs:
+                sim.check_energy(run)
+
+    def _integrate(self, m, run, dt):
+        """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
+        §3.3), q⁺ = q ⊕ δt v⁺. Free of contacts this step: the universe's integrator (semi-implicit Euler:
+        v⁺ = v_free, q⁺ = q ⊕ δt v⁺); with another integrator, a closed chain touching nothing integrates its
+        constrained dynamics (``dynamics.closures``: energy-conserving where the time-stepping dissipates)."""
+        sim = self.sim
+        np.copyto(run.a, run.v)
+        if run.model.closures and self.free_stepper is not None and not self._touching(m):
+            self._integrate_closed_chain(m, run, dt)
+        elif run.in_contact or self.free_stepper is None:
+            if run.in_contact:
+                sim.check_finite(run.f_contact, "solver", run, "contact wrench")
+                np.add(run.f_ext, run.f_contact, out=run.f_total)
+                run.v += dt * aba(run.model, run.data, run.q, run.v, run.tau, run.f_total, gravity=run.gravity)
+            else:
+                run.v += dt * run.a_free
+            run.advance(dt)
+            if run.model.closures:
+                project_closures(run, self.contact_stage.closures, m)
+        else:
+            q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity)
+            run.q[:], run.v[:] = q, v
+        sim.check_finite(run.q, "integration", run, "configuration q")
+        sim.check_speed(run.v, "integration", run, "velocity v")
+        np.subtract(run.v, run.a, out=run.a)
+        run.a /= dt
+
+    def _touching(self, m) -> bool:
+        """Whether multibody m is in a collision contact this step (loop closures aside)."""
+        c = self.contact_stage.contacts
+        return c is not None and len(c) > 0 and bool(np.any((c.multibody_a == m) | (c.multibody_b == m)))
+
+    def _integrate_closed_chain(self, m, run, dt):
+        """The universe's integrator on a = closed_chain_acceleration(q, v) (I.16), then q and v projected back
+        onto the closures (Gauss–Newton on the positions, the kinetic-metric projection on the velocities)."""
+        q, v = self.free_stepper(run.model, run.data, run.q, run.v, run.tau, dt, run.f_ext, run.gravity,
+                                 acceleration=closed_chain_acceleration)
+        run.q[:] = q
+        project_closures(run, self.contact_stage.closures, m)
+        run.v[:] = project_velocity(run.model, run.data, run.q, v)
+
+    # ---- reports -------------------------------------------------------------------------------------------
+    def contacts(self) -> ActiveContacts:
+        stage = self.contact_stage
+        c = stage.contacts
+        if c is None or len(c) == 0:
+            return ActiveContacts()
+        name = stage.object_name
+        return ActiveContacts(point=freeze(c.point), normal=freeze(c.normal), force=freeze(stage.forces),
+                              depth=freeze(c.depth), mu=freeze(c.mu), body_a=tuple(name(i) for i in c.object_a),
+                              body_b=tuple(name(i) for i in c.object_b))
+
+    def solver_stats(self) -> dict:
+        reports = self.contact_stage.reports
+        return {"groups": reports, "iterations": sum(r.iterations for r in reports),
+                "residual": max((r.residual for r in reports), default=0.0),
+                "delassus": "+".join(sorted({r.delassus for r in reports})),
+                "unconverged_steps": self.contact_stage.counts.unconverged_steps}
+
+    def contact_report(self):
+        return self.contact_stage.counts
+
+    def sole_states(self) -> tuple:
+        soles = self.contact_stage.soles
+        return soles.states() if soles else ()
+
+    @property
+    def solver(self):
+        """The contact-solver plugin (it cannot be disabled while the run goes on)."""
+        return getattr(self.contact_stage, "plugin", None)
