@@ -7,7 +7,7 @@ the control stage wrote, and reports the contacts. Two ship:
 
 * ``articula`` (engine/engines/articula.py): ABA free dynamics, FCL collision, the contact solve on the exact
   Coulomb cone, FEM soles, closures, integration on the Lie group (seed 000 Fig 2.3);
-* ``pybullet`` (engine/engines/pybullet.py, next): the same universe on Bullet's Featherstone multibodies and its
+* ``pybullet`` (engine/engines/pybullet.py): the same universe on Bullet's Featherstone multibodies and its
   sequential-impulse contact solver; what Bullet cannot represent is refused when the Simulation is built.
 
 Choose one with ``<Settings engine="pybullet"/>``, ``Simulation(universe, engine="pybullet")`` or

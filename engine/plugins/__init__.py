@@ -163,6 +163,7 @@ def _load_builtins():
     import engine.contact.conic  # noqa: F401  (registers the clarabel contact solver)
     import engine.control  # noqa: F401  (registers the built-in controllers)
     import engine.engines.articula  # noqa: F401  (registers Articula's own dynamics engine)
+    import engine.engines.pybullet  # noqa: F401  (registers the pybullet engine; pybullet loads when used)
     import engine.interaction.devices  # noqa: F401  (registers the built-in devices)
     import engine.metrics  # noqa: F401  (registers the built-in run metrics of sweeps)
     import engine.sensors  # noqa: F401  (registers the built-in sensors)
