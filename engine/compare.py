@@ -16,16 +16,19 @@ they drift apart (``articula compare``, docs/architecture.md).
 """
 from __future__ import annotations
 
+import argparse
 import inspect
 import math
 import os
+import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from engine.errors import SimulationError, did_you_mean
+from engine.errors import SimulationError, UniverseError, did_you_mean
 
 PARTED = 0.01                # m: the |Δp| at which two engines count as parted
 
@@ -267,3 +270,70 @@ def compare(universe, engines, duration: float, stop=None, progress=None) -> Com
             progress(k + 1, steps)
     return Comparison([r.done() for r in runs], multibodies, dt, steps)
 
+
+# ---- the command line ---------------------------------------------------------------------------------------
+def _engines_argument(text: str) -> tuple:
+    try:
+        return check_engines(text, unique=True)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _duration_argument(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0 (got {text})")
+    return value
+
+
+def add_compare_parser(subparsers):
+    """Register ``articula compare`` on an argparse ``subparsers``; the parsed namespace's ``run(args)`` does it."""
+    p = subparsers.add_parser("compare", help="run a scene with several dynamics engines side by side",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("scene", help="a universe XML, robot XML or URDF")
+    p.add_argument("--engines", type=_engines_argument, required=True, metavar="NAME,NAME[,...]",
+                   help=f"the engines, the first as the reference (known: {', '.join(known_engines())})")
+    p.add_argument("--duration", type=_duration_argument, default=1.0, help="simulated seconds (default 1)")
+    p.add_argument("--out", metavar="PREFIX", default="compare", help="PREFIX.npz (every series) and PREFIX.png "
+                   "(their plots); default 'compare'")
+    p.add_argument("--trust-scene-plugins", action="store_true", help="let the scene import plugin code")
+    p.set_defaults(run=_run)
+    return p
+
+
+def _progress(step: int, steps: int):
+    if step % max(1, steps // 100) == 0 or step == steps:
+        print(f"\r[{'#' * (25 * step // steps):<25}] {100 * step // steps:3d}%", end="\n" if step == steps else "",
+              file=sys.stderr, flush=True)
+
+
+def _run(args) -> int:
+    from engine.cli import Stop, open_scene, report_warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for category in (DeprecationWarning, PendingDeprecationWarning, ResourceWarning):
+            warnings.simplefilter("ignore", category)
+        universe = open_scene(args.scene, args.trust_scene_plugins)
+        live = not args.quiet and sys.stderr.isatty()
+        with Stop() as stop:
+            try:
+                result = compare(universe, args.engines, args.duration, lambda: stop.signal is not None,
+                                 _progress if live else None)
+            except ValueError as exc:
+                raise UniverseError(str(exc), universe.source) from None
+    report_warnings(caught, args.verbose, args.quiet)
+    print(result.table())
+    prefix = str(args.out).removesuffix(".npz").removesuffix(".png")
+    npz, png = Path(prefix + ".npz"), Path(prefix + ".png")
+    result.save(npz)
+    from app.compare_plot import write_plot
+    write_plot(png, result)
+    print(f"wrote {npz} and {png}")
+    if stop.signal:
+        steps = max(len(s.t) for s in result.series) - 1
+        print(f"stopped by {stop.signal.name} after {steps} steps (their rows are written)", file=sys.stderr)
+        return 128 + int(stop.signal)
+    return 1 if any(s.fault is not None for s in result.series) else 0

@@ -2,14 +2,22 @@
 a plain run, two universes part as their closed form says, a fault stops one engine and keeps its rows, the
 command line writes its .npz and .png and prints the table, and each bad input gets its message."""
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio.v3 as iio
 import numpy as np
 import pytest
 
 import engine
 from engine import plugins
+from engine.cli import main
 from engine.compare import PARTED, compare, known_engines, normal_force
 from engine.state import ActiveContacts
 
+ROOT = Path(__file__).resolve().parents[1]
 G = 9.81
 DROP = """<Universe>
   <Body name="ground"><Plane/><Mass>0</Mass></Body>
@@ -145,6 +153,64 @@ def test_compare_refuses_bad_input_from_python(tmp_path, engines, duration, mess
     with pytest.raises(ValueError) as error:
         compare(universe(tmp_path, DROP.format(extra="")), engines, duration)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engines", "articula,pybulet"], "argument --engines: unknown engine 'pybulet'"),
+    (["--engines", "artcula,articula"], "argument --engines: unknown engine 'artcula' (did you mean 'articula'?); "
+                                        "the engines are articula"),
+    (["--engines", "articula"], "argument --engines: a comparison needs at least two engines, the first as the "
+                                "reference (got articula)"),
+    (["--engines", "articula,articula"], "argument --engines: engine 'articula' is given twice"),
+    (["--duration", "-1"], "argument --duration: must be a finite number of seconds > 0 (got -1)"),
+    (["--duration", "0"], "argument --duration: must be a finite number of seconds > 0 (got 0)"),
+    (["--duration", "5s"], "argument --duration: not a number of seconds: '5s'")])
+def test_the_command_line_names_each_bad_value(tmp_path, capsys, args, message):
+    (tmp_path / "drop.xml").write_text(DROP.format(extra=""))
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", str(tmp_path / "drop.xml"), *args])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.startswith("usage: articula compare") and message in err
+
+
+# MERGE(issue 15): until engine.engines registers a second engine, "twin" is the articula engine under another
+# name; once pybullet lands, run main.py with --engines articula,pybullet here instead of this script.
+TWIN = """import sys
+import engine.compare
+from engine import Simulation
+from engine.cli import main
+engine.compare.known_engines = lambda: ("articula", "twin")
+engine.compare._simulation = lambda universe, name: Simulation(universe)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_command_line_writes_the_series_and_their_plot_and_prints_the_table(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}   # offscreen
+    (tmp_path / "drop.xml").write_text(DROP.format(extra=""))
+    (tmp_path / "twin.py").write_text(TWIN)
+    out = subprocess.run([sys.executable, str(tmp_path / "twin.py"), "compare", str(tmp_path / "drop.xml"),
+                          "--engines", "articula,twin", "--duration", "0.4", "--out", str(tmp_path / "cmp.1")],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:3] == ["engine", "max", "|dp|"] and lines[2].split()[:2] == ["articula", "reference"]
+    assert lines[3].split()[:6] == ["twin", "0.000", "0.000", "never", "0", "0"]
+    assert lines[-1] == f"wrote {tmp_path / 'cmp.1.npz'} and {tmp_path / 'cmp.1.png'}"
+    with np.load(tmp_path / "cmp.1.npz") as f:
+        assert f["engines"].tolist() == ["articula", "twin"] and f["multibodies"].tolist() == ["box", "ball"]
+        assert f["articula.base_p"].shape == (401, 2, 3) and f["fault_step"].tolist() == [-1, -1]
+        assert np.array_equal(f["articula.base_p"], f["twin.base_p"]) and f["articula.base_p"][0, 1, 2] == 0.5
+    image = iio.imread(tmp_path / "cmp.1.png")
+    assert image.shape[1] == 1200 and image[..., :3].std() > 10                     # drawn, not blank
+    assert len(np.unique(image[..., :3].reshape(-1, 3), axis=0)) > 50               # curves and text, not a fill
+
+
+def test_main_py_dispatches_compare(tmp_path):
+    (tmp_path / "drop.xml").write_text(DROP.format(extra=""))
+    out = subprocess.run([sys.executable, str(ROOT / "main.py"), "compare", str(tmp_path / "drop.xml"),
+                          "--engines", "articula"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 2 and "usage: articula compare" in out.stderr and "at least two engines" in out.stderr
 
 
 @pytest.mark.skipif("pybullet" not in known_engines(), reason="the pybullet engine plugin is not registered yet")
