@@ -204,8 +204,8 @@ class Comparison:
             if s.fault is not None:
                 lines.append(f"{s.label} faulted at step {s.fault_step} (its {len(s.t) - 1} steps before are "
                              f"kept): {s.fault}")
-        short = [d for d in self.divergences() if d.until < self.steps * self.dt - self.dt / 2]
-        lines += [f"{d.label} is compared up to t = {d.until:.3f} s (the rows both runs have)" for d in short]
+        lines += [f"{d.label} is compared up to t = {d.until:.3f} s (the rows both runs have)"
+                  for d, s in zip(self.divergences(), self.series[1:]) if len(s.t) != len(ref.t)]
         return "\n".join(lines)
 
     def save(self, path):

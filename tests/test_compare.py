@@ -142,6 +142,7 @@ def test_stop_ends_the_run_after_the_current_step(tmp_path):
     result = compare(u, ["articula", "articula"], 1.0, stop=lambda: len(calls) >= 10,
                      progress=lambda step, steps: calls.append((step, steps)))
     assert calls[-1] == (10, 1000) and [len(s.t) for s in result.series] == [11, 11]
+    assert "compared up to" not in result.table()                   # both stopped alike: nothing left out
 
 
 @pytest.mark.parametrize("engines, duration, message", [
