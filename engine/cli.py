@@ -2,6 +2,7 @@
 
     articula [-v | -q] [--version] [gui] [SCENE]      the window on SCENE (headless for 1 s without a display)
     articula run [SCENE] --duration 5 --out PREFIX    a headless run, logged to PREFIX.npz and PREFIX.csv
+    articula compare SCENE --engines a,b              dynamics engines side by side (engine/compare.py)
     articula cache info | clear                       the on-disk caches (meshes' convex pieces, hulls, ...)
 
 A headless run prints a progress bar and a summary (simulated and wall time, real-time factor, per-stage
@@ -25,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "default.xml"
-COMMANDS = ("gui", "run", "cache", "avatar", "sweep")
+COMMANDS = ("gui", "run", "cache", "avatar", "sweep", "compare")
 MAX_STEPS = 10_000_000          # a run longer than this needs --force (a time step far too small, say)
 
 
@@ -279,13 +280,14 @@ def parser() -> argparse.ArgumentParser:
         description="Articula: an interactive simulator of poly-articulated bodies.\n"
                     "Without a command, opens the window on SCENE (the default scene when none is given).",
         epilog="examples:\n  articula scenes/amelif_example.xml\n  articula run scenes/default.xml --duration 5 "
-               "--out runs/talos\n  articula cache clear\n"
+               "--out runs/talos\n  articula compare scenes/default.xml --engines articula,pybullet --duration 5\n"
+               "  articula cache clear\n"
                "  articula avatar --height 1.75 --mass 70 --sex m -o avatar.xml")
     top.add_argument("--version", action="version", version=f"articula {version()}")
     level = top.add_mutually_exclusive_group()
     level.add_argument("-v", "--verbose", action="store_true", help="every warning, tracebacks on errors")
     level.add_argument("-q", "--quiet", action="store_true", help="errors and the run summary only")
-    sub = top.add_subparsers(dest="command", metavar="{gui,run,cache,avatar}")
+    sub = top.add_subparsers(dest="command", metavar="{gui,run,sweep,compare,cache,avatar}")
     g = sub.add_parser("gui", help="open the window on a scene (the default when no command is given)")
     g.add_argument("scene", nargs="?", default=str(DEFAULT_SCENE), help="a universe XML, robot XML or URDF")
     r = sub.add_parser("run", help="run a scene headless and log it")
@@ -303,10 +305,12 @@ def parser() -> argparse.ArgumentParser:
                    "collision group and step (engine/contact/conic.py)")
     c = sub.add_parser("cache", help="show or clear the on-disk caches")
     c.add_argument("action", choices=("info", "clear"))
+    from engine.compare import add_compare_parser
     from engine.model.avatar import add_avatar_parser
     from engine.sweep import add_sweep_parser
     add_avatar_parser(sub)
     add_sweep_parser(sub)
+    add_compare_parser(sub)
     return top
 
 
@@ -350,7 +354,7 @@ def main(argv=None) -> int:
                        args.quiet or args.run_quiet, args.verbose, args.force, args.export_problems, args.engine)
         if args.command == "cache":
             return cache(args.action)
-        if args.command in ("avatar", "sweep"):
+        if args.command in ("avatar", "sweep", "compare"):
             return args.run(args)
         return gui(args.scene, args.quiet)
     except ArticulaError as exc:
