@@ -17,7 +17,6 @@ they drift apart (``articula compare``, docs/architecture.md).
 from __future__ import annotations
 
 import argparse
-import inspect
 import math
 import os
 import sys
@@ -35,22 +34,8 @@ PARTED = 0.01                # m: the |Δp| at which two engines count as parted
 
 def known_engines() -> tuple:
     """The names ``engine.Simulation(universe, engine=name)`` accepts."""
-    try:                     # MERGE(issue 15): once engine.engines exists, import it plainly and drop the except
-        from engine.engines import ENGINES
-    except ImportError:
-        return ("articula",)
-    return tuple(ENGINES)
-
-
-def _simulation(universe, name: str):
-    """MERGE(issue 15): a fallback until ``engine.Simulation`` takes ``engine=``; at merge, call
-    ``engine.Simulation(universe, engine=name)`` directly and drop this helper."""
-    from engine import Simulation
-    if "engine" in inspect.signature(Simulation).parameters:
-        return Simulation(universe, engine=name)
-    if name != "articula":
-        raise ValueError(f"engine {name!r} is not available yet (only 'articula')")
-    return Simulation(universe)
+    from engine import engines
+    return tuple(engines.names())
 
 
 def check_engines(names, unique: bool = False) -> tuple:
@@ -250,7 +235,8 @@ def compare(universe, engines, duration: float, stop=None, progress=None) -> Com
         raise ValueError(f"{len(universes)} universes for {len(engines)} engines")
     if not (duration > 0 and math.isfinite(duration)):
         raise ValueError(f"the duration must be a finite number of seconds > 0 (got {duration!r})")
-    sims = [_simulation(u, name) for u, name in zip(universes, engines)]
+    from engine.simulation import Simulation
+    sims = [Simulation(u, engine=name) for u, name in zip(universes, engines)]
     if len({sim.dt for sim in sims}) > 1:
         raise ValueError(f"the engines step at different time steps ({', '.join(f'{s.dt:g}' for s in sims)} s)")
     dt = sims[0].dt
