@@ -15,7 +15,6 @@ import inspect
 import numpy as np
 
 import engine
-from engine.state import State
 
 GHOST_ENGINES = ("articula", "pybullet")   # the View ▸ Ghost engine entries (besides None)
 GHOST_ALPHA = 0.35                         # opacity of the ghost's bodies
@@ -56,18 +55,18 @@ class GhostDropped(Exception):
 class Ghost:
     """A second Simulation (``sim``) of ``universe`` on engine ``name``, starting from the main run's ``state``."""
 
-    def __init__(self, universe, name: str, state: State):
+    def __init__(self, universe, name: str, state: engine.State):
         self.name = name
         self.sim = make_simulation(universe, name)
         self.follow(state)
 
-    def follow(self, state: State):
+    def follow(self, state: engine.State):
         """Take the main run's state: q, v, t and the step count, with its warm start when this engine accepts
         it (another engine's warm start is left out)."""
         try:
             self.sim.set_state(state)
         except (KeyError, TypeError, ValueError):
-            self.sim.set_state(State.capture(state.t, state.step, state.q, state.v))
+            self.sim.set_state(engine.State.capture(state.t, state.step, state.q, state.v))
 
 
 def divergence(main, ghost) -> float:
