@@ -20,6 +20,7 @@ from app.docks.log import LogDock
 from app.docks.plots import PlotsDock
 from app.docks.scene_tree import SceneTreeDock
 from app.docks.timing import TimingDock
+from app.ghost import GhostBodies, GhostDropped, divergence
 from app.interaction import Interaction
 from app.menus import SPEEDS, build_menus
 from app.physics_thread import PhysicsThread
@@ -75,6 +76,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(1400, 900)
         self.universe = self.physics = self.recorder = self.pending_universe = self.error_box = None
         self.autosave = None
+        self.ghost_engine, self.ghost_bodies = None, None   # View ▸ Ghost engine, its bodies in the viewport
         self.frame, self._version, self._ticks, self.fps = None, 0, 0, 0.0
         self.viewport = Viewport()
         self.timeline = Timeline()
@@ -99,6 +101,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resizeDocks([self.plots], [230], QtCore.Qt.Orientation.Vertical)
         self.actions = build_menus(self)
         self.rtf_label, self.fps_label = QtWidgets.QLabel(), QtWidgets.QLabel()
+        self.ghost_label = QtWidgets.QLabel()
+        self.ghost_label.hide()
+        self.statusBar().addPermanentWidget(self.ghost_label)
         self.statusBar().addPermanentWidget(self.rtf_label)
         self.statusBar().addPermanentWidget(self.fps_label)
         self.scene_dock.selected.connect(self._on_selection)
@@ -154,12 +159,14 @@ class MainWindow(QtWidgets.QMainWindow):
     def _start(self, universe):
         """Run a universe: a new Simulation in a new physics thread, and every view rebuilt for it."""
         simulation = engine.Simulation(universe)
+        self.ghost_bodies = None            # set_universe takes every body out of the view
         try:
             self.viewport.set_universe(universe)
         except Exception:  # a mesh that cannot be drawn: the scene is not opened, the previous one stays
             if self.universe is not None:
                 self.viewport.set_universe(self.universe)
                 self.viewport.show_snapshot(self.frame.snapshot)
+                self._show_ghost(self.frame)
             raise
         self._stop_physics()
         stride = max(1, round(1.0 / (RECORD_RATE * universe.time_step)))
@@ -178,6 +185,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timing.set_time_step(universe.time_step)
         self.timeline.set_length(1, follow=True)
         self.setWindowTitle(f"Articula — {universe.name} ({universe.source})")
+        if self.ghost_engine is not None:           # the ghost runs on the new scene too
+            self.physics.set_ghost(self.ghost_engine)
         self.physics.start()
 
     def _remember(self, path):
@@ -216,6 +225,15 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def speed(self):
         return dict(SPEEDS)[self.actions.speed_box.currentText()]
+
+    def set_ghost_engine(self, name: str | None):
+        """View ▸ Ghost engine: run the scene a second time on engine ``name`` from the current state, in lockstep
+        with the main run and drawn translucent over it (None: no ghost). Returns the physics command's Future."""
+        self.ghost_engine = name
+        if name in self.actions.ghost:
+            self.actions.ghost[name].setChecked(True)
+        if self.physics is not None:
+            return self.physics.set_ghost(name)
 
     def set_speed(self, label: str):
         self.actions.speed_box.setCurrentText(label)
@@ -316,7 +334,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         while not self.physics.errors.empty():
             error = self.physics.errors.get_nowait()
-            if isinstance(error, engine.SimulationError):
+            if isinstance(error, GhostDropped):
+                self._ghost_dropped(error)
+            elif isinstance(error, engine.SimulationError):
                 self.show_fault(error)
             else:
                 self.show_error("The simulation stopped", error)
@@ -326,6 +346,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._version, self.frame = version, frame
         snapshot = frame.snapshot
         self.viewport.show_snapshot(snapshot)
+        self._show_ghost(frame)
         self.plots.add_sample(snapshot, frame.real_time_factor)
         self.timeline.set_time(snapshot.t, snapshot.step)
         self.timeline.set_length(len(self.recorder), follow=frame.playing)
@@ -335,6 +356,30 @@ class MainWindow(QtWidgets.QMainWindow):
             self.inspector.update_frame(snapshot, frame.playing)
             self.timing.update_frame(snapshot, frame.real_time_factor)
             self.rtf_label.setText(f"real-time factor {frame.real_time_factor:.2f}" if frame.playing else "paused")
+
+    def _show_ghost(self, frame):
+        """Draw the ghost's bodies at its snapshot (built on its first frame, removed once it is gone) and show its
+        engine and the divergence of the runs in the status bar."""
+        if frame.ghost is None:
+            if self.ghost_bodies is not None:
+                self.ghost_bodies.remove()
+                self.ghost_bodies = None
+            self.ghost_label.hide()
+            return
+        if self.ghost_bodies is None:
+            self.ghost_bodies = GhostBodies(self.viewport)
+        self.ghost_bodies.show(frame.ghost)
+        self.ghost_label.setText(f"ghost {frame.ghost_engine}: "
+                                 f"{1e3 * divergence(frame.snapshot, frame.ghost):.3f} mm apart")
+        self.ghost_label.show()
+
+    def _ghost_dropped(self, error):
+        """The ghost could not be built or faulted: say so (log and status bar); the main run goes on."""
+        self.log.error(f"{error} — the main run goes on")
+        self.statusBar().showMessage(str(error), 10000)
+        if error.name == self.ghost_engine:
+            self.ghost_engine = None
+            self.actions.ghost[None].setChecked(True)
 
     def _count_frame(self):
         self._frames_drawn += 1
@@ -355,14 +400,16 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_posture(self, multibody: int, index_q: int, value: float):
         """A joint slider moved: set that coordinate (velocities of the multibody zeroed) while paused."""
-        def edit(sim):
+        physics = self.physics
+
+        def edit(sim):       # in the physics thread: the current state, edited, is set next (a ghost follows)
             state = sim.state
             q = [a.copy() for a in state.q]
             v = [a.copy() for a in state.v]
             q[multibody][index_q], v[multibody][:] = value, 0.0
-            sim.set_state(State.capture(state.t, state.step, q, v, state.warm_start, state.plugins))
-        if self.physics is not None and not self.physics.playing:
-            self.physics.submit(edit)
+            physics.set_state(State.capture(state.t, state.step, q, v, state.warm_start, state.plugins))
+        if physics is not None and not physics.playing:
+            physics.submit(edit)
 
     # ---- errors, drops, closing -------------------------------------------------------------------------
     def show_error(self, title: str, exc: BaseException):

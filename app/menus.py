@@ -5,6 +5,7 @@ from functools import partial
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from app.ghost import GHOST_ENGINES, engine_names
 from app.overlays import Overlays
 from app.recording import video_unavailable
 from app.soles_view import MAGNIFICATIONS
@@ -17,11 +18,13 @@ SPEEDS = (("×0.1", 0.1), ("×0.25", 0.25), ("×0.5", 0.5), ("real time", 1.0), 
 
 class Actions:
     """The window's actions, built by ``build_menus``: ``play`` (checkable), ``step``, ``reset``,
-    ``speed_box``, ``recent_menu`` and the view toggles."""
+    ``speed_box``, ``recent_menu``, ``ghost`` (ghost engine name or None -> its checkable entry) and the view
+    toggles."""
 
     def __init__(self, window):
         self.window = window
         self.recent_menu = None
+        self.ghost = {}
 
     def update_recent(self, paths):
         self.recent_menu.clear()
@@ -82,6 +85,7 @@ def build_menus(window) -> Actions:
                          checkable=True)
         action.setChecked(factor == 1.0)
         factors.addAction(action)
+    _ghost_menu(view.addMenu("Ghost engine"), window, actions)
     view.addSeparator()
     _action(view, "Reset camera", lambda: window.viewport.reset_camera(), "Home")
     _action(view, "Frame all", lambda: window.viewport.frame_all(), "F")
@@ -97,6 +101,22 @@ def build_menus(window) -> Actions:
     tools.addWidget(QtWidgets.QLabel(" speed "))
     tools.addWidget(actions.speed_box)
     return actions
+
+
+def _ghost_menu(menu, window, actions):
+    """None or one engine to run the scene again on, drawn translucent over the main run; an engine this build
+    lacks is greyed out with a tooltip saying so."""
+    menu.setToolTipsVisible(True)
+    group = QtGui.QActionGroup(menu)
+    available = engine_names()
+    for name in (None,) + GHOST_ENGINES:
+        action = _action(menu, name or "None", partial(window.set_ghost_engine, name), checkable=True)
+        action.setChecked(name is None)
+        if name is not None and name not in available:
+            action.setEnabled(False)
+            action.setToolTip(f"engine '{name}' is not available here (engines: {', '.join(available)})")
+        group.addAction(action)
+        actions.ghost[name] = action
 
 
 def _action(menu, text, slot, shortcut=None, checkable=False):

@@ -8,6 +8,8 @@ A ``SimulationError`` (or any other exception) pauses the run on the last good s
 ``errors`` and keeps the recording (steps 0 … k − 1 when step k faults). A fault (a ``PluginError`` naming the
 plugin, a ``DivergenceError`` naming the stage) leaves the Simulation ``faulted``: ``reset()``, ``resume()``
 (continue from the last good state) or ``disable_plugin(name)`` (then continue) go on.
+``set_ghost(name)`` runs a second Simulation on another engine in lockstep (``app.ghost``); each Frame carries
+its snapshot; a ghost that faults is dropped (a ``GhostDropped`` in ``errors``) and the main run goes on.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
+from app.ghost import Ghost, GhostDropped
+
 PUBLISH_PERIOD = 1.0 / 120.0   # s of wall clock between two published frames while playing
 MAX_LAG = 0.1                  # s: further behind real time, the pacing gives up catching up (RTF < 1)
 MAX_LEAD = 0.004               # s: the pacing sleeps only once this far ahead of the wall clock (every sleep
@@ -26,11 +30,14 @@ MAX_LEAD = 0.004               # s: the pacing sleeps only once this far ahead o
 
 @dataclass(frozen=True)
 class Frame:
-    """What the view reads: a Snapshot, whether the run is playing, and the measured real-time factor."""
+    """What the view reads: a Snapshot, whether the run is playing, the measured real-time factor, and the ghost
+    engine's Snapshot and name (None without a ghost)."""
 
     snapshot: object
     playing: bool
     real_time_factor: float
+    ghost: object = None
+    ghost_engine: str | None = None
 
 
 class LatestSlot:
@@ -71,6 +78,7 @@ class PhysicsThread(threading.Thread):
         self._shown = (None, None, None, None)   # contacts, external inputs, τ and sensor readings shown instead
                                                    # of the simulation's
         self.inputs = ()                   # f(simulation) run before each step: device ports (replace, never mutate)
+        self.ghost = None                  # app.ghost.Ghost stepped after each step, or None
         if recorder is not None and not len(recorder):
             recorder.append(simulation)
         self._publish()
@@ -100,6 +108,8 @@ class PhysicsThread(threading.Thread):
         def run(sim):
             self._set_playing(False)
             sim.reset()
+            if self.ghost is not None:
+                self.ghost.sim.reset()
             self._shown = (None, None, None, None)
             if self.recorder is not None:
                 self.recorder.clear()
@@ -133,7 +143,21 @@ class PhysicsThread(threading.Thread):
         def run(sim):
             self._set_playing(False)
             sim.set_state(state)
+            if self.ghost is not None:
+                self.ghost.follow(sim.state)
             self._shown = (contacts, external, tau, measurements)
+        return self.submit(run)
+
+    def set_ghost(self, engine_name: str | None):
+        """Run a ghost on ``engine_name`` from the current state (None: no ghost). One that cannot be built is
+        reported as a ``GhostDropped`` in ``errors``."""
+        def run(sim):
+            self.ghost = None
+            if engine_name is not None:
+                try:
+                    self.ghost = Ghost(sim.universe, engine_name, sim.state)
+                except Exception as exc:  # a universe the engine refuses, a missing engine: the main run goes on
+                    self._fail(GhostDropped(engine_name, exc))
         return self.submit(run)
 
     def set_recorder(self, recorder):
@@ -201,11 +225,20 @@ class PhysicsThread(threading.Thread):
         for write in self.inputs:          # devices write their inputs first (seed 000 Fig 2.3)
             write(sim)
         sim.step(1)
+        if self.ghost is not None:
+            self._step_ghost()
         self._shown = (None, None, None, None)
         if self.recorder is not None:
             self.recorder.append(sim)
         if self.stop_at_step is not None and sim.step_count >= self.stop_at_step:
             self._set_playing(False)
+
+    def _step_ghost(self):
+        try:
+            self.ghost.sim.step(1)
+        except Exception as exc:  # a fault (SimulationError) or a bug of the other engine: drop the ghost only
+            self._fail(GhostDropped(self.ghost.name, exc))
+            self.ghost = None
 
     def _set_playing(self, on: bool, stop_at_step: int | None = None):
         if on and self.recorder is not None:
@@ -231,4 +264,6 @@ class PhysicsThread(threading.Thread):
         if len(self._window) >= 2:
             (w0, t0), (w1, t1) = self._window[0], self._window[-1]
             self._rtf = (t1 - t0) / (w1 - w0) if w1 > w0 else self._rtf
-        self.latest.put(Frame(snapshot, self.playing, self._rtf if self.playing else 0.0))
+        ghost = self.ghost
+        self.latest.put(Frame(snapshot, self.playing, self._rtf if self.playing else 0.0,
+                              None if ghost is None else ghost.sim.snapshot(), None if ghost is None else ghost.name))

@@ -57,6 +57,7 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         self.overlays = None
         self.soles = None                                 # app.soles_view.SoleMeshes
         self.grid = None
+        self.lighting = None                              # app.gl_bodies.Lighting of the universe
         self.snapshot = None                              # the snapshot shown
         self.vertical_fov = 45.0                          # degrees, the OpenGL (gluPerspective) convention
         self.scene_size = 1.0                             # m, the diagonal of the scene's box when it opened
@@ -75,11 +76,12 @@ class Viewport(GLViewMixin, QOpenGLWindow):
         """Replace the scene by the universe's bodies, ground grid, camera and lights (meshes cached)."""
         if self.isValid():
             self.makeCurrent()
-            for item, _ in self.layers["visual"] + self.layers["collision"]:
-                item.release_gl()
+            for item in self.items:
+                if isinstance(item, BodyMeshItem):
+                    item.release_gl()
         self.clear()
         self.universe, self.snapshot, self._framed = universe, None, False
-        lighting = Lighting(universe.lights)
+        self.lighting = lighting = Lighting(universe.lights)
         groups = _stacked_geometries(universe)
         counts = [mb.model.nbodies + 1 for mb in universe.multibodies]
         self._offsets = tuple(np.cumsum([0] + counts)[:-1])
@@ -108,6 +110,26 @@ class Viewport(GLViewMixin, QOpenGLWindow):
             self.addItem(item)
             items.append((item, first))
         return items
+
+    def add_translucent_bodies(self, alpha: float):
+        """Translucent copies (opacity ``alpha``) of the moving bodies' visual geometry, added to the view (the
+        static world left out): [(BodyMeshItem, first stacked index)], to place with ``set_placements``."""
+        moving = [(i, geometry_triangles(g), (*rgba[:3], alpha))
+                  for i, g, rgba in _stacked_geometries(self.universe)["visual"] if i < self._nstacked - 1]
+        return self._build_layer(moving, self.lighting, translucent=True)
+
+    @staticmethod
+    def place_bodies(items, snapshot):
+        """Move items of ``add_translucent_bodies`` to the placements of ``snapshot``."""
+        _place(items, *stacked_placements(snapshot))
+
+    def remove_bodies(self, items):
+        """Take items of ``add_translucent_bodies`` out of the view and free their OpenGL resources."""
+        if self.isValid():
+            self.makeCurrent()
+        for item, _ in items:
+            item.release_gl()
+            self.removeItem(item)
 
     # ---- camera ---------------------------------------------------------------------------------------------
     def scene_box(self):
@@ -180,8 +202,7 @@ class Viewport(GLViewMixin, QOpenGLWindow):
             self.reset_camera()
         R, p = stacked_placements(snapshot)
         for items in self.layers.values():
-            for item, first in items:
-                item.set_placements(R[first:first + item.nbodies], p[first:first + item.nbodies])
+            _place(items, R, p)
         bodies = np.ones(len(R), dtype=bool)
         bodies[list(self._offsets) + [len(R) - 1]] = False
         self.overlays.update(snapshot, R[bodies], p[bodies])
@@ -361,6 +382,12 @@ def stacked_placements(snapshot):
         R += [np.asarray(base_R)[None], np.asarray(body_R).reshape(-1, 3, 3)]
         p += [np.asarray(base_p)[None], np.asarray(body_p).reshape(-1, 3)]
     return np.concatenate(R + [np.eye(3)[None]]), np.concatenate(p + [np.zeros((1, 3))])
+
+
+def _place(items, R, p):
+    """Give each (BodyMeshItem, first stacked index) of ``items`` its rows of the stacked placements (R, p)."""
+    for item, first in items:
+        item.set_placements(R[first:first + item.nbodies], p[first:first + item.nbodies])
 
 
 def _stacked_geometries(universe):
