@@ -45,12 +45,13 @@ def application():
     return qt_app
 
 
-def run_gui(path=None) -> int:
+def run_gui(path=None, engine=None) -> int:
     """Open the main window on ``path`` (a universe XML or a URDF; the default scene when None) and run
-    the Qt event loop; returns its exit code."""
+    the Qt event loop; returns its exit code. ``engine``: the dynamics engine, if not the universe's."""
     qt_app = application()
     from app.main_window import MainWindow
     window = MainWindow()
+    window.engine_name = engine
     window.show()
     window.open_scene(path or DEFAULT_SCENE)
     return qt_app.exec()

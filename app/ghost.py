@@ -10,7 +10,6 @@ runs are (``divergence``).
 """
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 
@@ -20,27 +19,15 @@ GHOST_ENGINES = ("articula", "pybullet")   # the View ▸ Ghost engine entries (
 GHOST_ALPHA = 0.35                         # opacity of the ghost's bodies
 
 
-def _has_engines() -> bool:
-    """MERGE (issue 15, part 1): drop with the two fallbacks below once ``Simulation(universe, engine=...)`` and
-    ``engine.engines.ENGINES`` are in."""
-    return "engine" in inspect.signature(engine.Simulation).parameters
-
-
 def engine_names() -> tuple:
-    """The dynamics engines this engine build offers (articula alone before the engine registry)."""
-    if not _has_engines():
-        return ("articula",)
+    """The dynamics engines a ghost can run on."""
     from engine import engines
-    return tuple(getattr(engines, "ENGINES", None) or engines.names())
+    return tuple(engines.names())
 
 
 def make_simulation(universe, engine_name: str):
     """A Simulation of ``universe`` on dynamics engine ``engine_name``."""
-    if _has_engines():
-        return engine.Simulation(universe, engine=engine_name)
-    if engine_name != "articula":
-        raise ValueError(f"no engine '{engine_name}' in this build: its Simulation runs articula only")
-    return engine.Simulation(universe)
+    return engine.Simulation(universe, engine=engine_name)
 
 
 class GhostDropped(Exception):

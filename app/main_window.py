@@ -76,6 +76,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resize(1400, 900)
         self.universe = self.physics = self.recorder = self.pending_universe = self.error_box = None
         self.autosave = None
+        self.engine_name = None        # the dynamics engine of every scene opened (None: each universe's own)
         self.ghost_engine, self.ghost_bodies = None, None   # View ▸ Ghost engine, its bodies in the viewport
         self.frame, self._version, self._ticks, self.fps = None, 0, 0, 0.0
         self.viewport = Viewport()
@@ -158,7 +159,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _start(self, universe):
         """Run a universe: a new Simulation in a new physics thread, and every view rebuilt for it."""
-        simulation = engine.Simulation(universe)
+        simulation = engine.Simulation(universe, engine=self.engine_name)
         self.ghost_bodies = None            # set_universe takes every body out of the view
         try:
             self.viewport.set_universe(universe)

@@ -257,13 +257,13 @@ def cache(action) -> int:
     return 0
 
 
-def gui(scene, quiet=False) -> int:
+def gui(scene, quiet=False, engine=None) -> int:
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         print("no display: running the scene headless for 1 s (use xvfb-run or a desktop for the GUI)",
               file=sys.stderr)
-        return run(scene, 1.0, quiet=quiet)
+        return run(scene, 1.0, quiet=quiet, engine=engine)
     from app import run_gui
-    return run_gui(scene)
+    return run_gui(scene, engine)
 
 
 def version() -> str:
@@ -290,6 +290,8 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", metavar="{gui,run,sweep,compare,cache,avatar}")
     g = sub.add_parser("gui", help="open the window on a scene (the default when no command is given)")
     g.add_argument("scene", nargs="?", default=str(DEFAULT_SCENE), help="a universe XML, robot XML or URDF")
+    g.add_argument("--engine", metavar="NAME", help="the dynamics engine (articula, pybullet), instead of the "
+                   "universe's <Settings engine>")
     r = sub.add_parser("run", help="run a scene headless and log it")
     r.add_argument("scene", nargs="?", default=str(DEFAULT_SCENE), help="a universe XML, robot XML or URDF")
     r.add_argument("--duration", type=float, default=1.0, help="simulated seconds (default 1)")
@@ -336,17 +338,17 @@ def main(argv=None) -> int:
         argv.insert(len(argv) if first is None else argv.index(first), "gui")
     p = parser()
     args = p.parse_args(argv)
+    if getattr(args, "engine", None) is not None and args.command in ("run", "gui"):
+        from engine import engines
+        try:
+            engines.engine_class(args.engine)
+        except ValueError as exc:
+            p.error(f"--engine: {exc}")
     if args.command == "run":
         if not args.duration > 0:
             p.error(f"--duration must be > 0 (got {args.duration})")
         if args.log_every < 1:
             p.error(f"--log-every must be >= 1 (got {args.log_every})")
-        if args.engine is not None:
-            from engine import engines
-            try:
-                engines.engine_class(args.engine)
-            except ValueError as exc:
-                p.error(f"--engine: {exc}")
     _log_to_stderr(quiet=args.quiet or getattr(args, "run_quiet", False))
     try:
         if args.command == "run":
@@ -356,7 +358,7 @@ def main(argv=None) -> int:
             return cache(args.action)
         if args.command in ("avatar", "sweep", "compare"):
             return args.run(args)
-        return gui(args.scene, args.quiet)
+        return gui(args.scene, args.quiet, args.engine)
     except ArticulaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if args.verbose:

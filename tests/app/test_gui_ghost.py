@@ -186,6 +186,28 @@ def test_the_pybullet_entry_is_enabled_only_when_the_engine_exists(cubes):
     assert cubes.actions.ghost["articula"].isEnabled()
 
 
+def test_a_pybullet_ghost_keeps_the_resting_cubes_where_articula_keeps_them(qapp, cubes):
+    """The cubes at rest, a pybullet ghost from there: after 200 steps each engine holds them on the ground, the
+    ghost's bodies within 1 mm of the main run's (Bullet rests them 10⁻⁵ m deep), drawn and labelled."""
+    window = cubes
+    window.set_ghost_engine(None).result(30)
+    window.physics.reset().result(30)
+    window.physics.step(LANDED).result(60)
+    try:
+        window.set_ghost_engine("pybullet").result(30)
+        frame = step(qapp, window, 200)
+        assert frame.ghost_engine == "pybullet" and frame.ghost.step == frame.snapshot.step == LANDED + 200
+        ghost_sim = window.physics.submit(lambda sim: window.physics.ghost.sim).result(30)
+        assert ghost_sim.engine.name == "pybullet" and len(frame.ghost.contacts) > 0
+        assert_same_placements(frame.ghost, frame.snapshot, atol=1e-3)
+        assert window.ghost_label.text().startswith("ghost pybullet: ")
+        assert float(window.ghost_label.text().split()[2]) < 1.0            # mm
+    finally:
+        window.set_ghost_engine(None).result(30)
+        window.physics.reset().result(30)
+        settle(qapp, window)
+
+
 class FaultyGhost(engine.Simulation):
     """A Simulation that faults on its 5th step (as a diverging engine would)."""
 

@@ -215,3 +215,14 @@ def test_an_unknown_engine_is_an_error_with_a_did_you_mean(tmp_path):
     with pytest.raises(ValueError, match="unknown engine 'bullet'.*available: articula, pybullet"):
         engine.Simulation(universe(tmp_path, BALL.format(z=1.0)), engine="bullet")
     assert engines.names()[:2] == ["articula", "pybullet"]
+
+
+def test_the_command_line_runs_a_scene_on_the_engine_it_names(tmp_path, capsys):
+    from engine.cli import main
+    (tmp_path / "ball.xml").write_text(f"<Universe>{BALL.format(z=1.0)}</Universe>")
+    assert main(["run", str(tmp_path / "ball.xml"), "--engine", "pybullet", "--duration", "0.2"]) == 0
+    assert "steps of 1 ms on the pybullet engine" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(tmp_path / "ball.xml"), "--engine", "pybulet"])
+    assert exit_.value.code == 2
+    assert "--engine: unknown engine 'pybulet' (did you mean 'pybullet'?)" in capsys.readouterr().err
