@@ -12,8 +12,8 @@ WIDTH, HEIGHT = 1200, 900
 
 def write_plot(path, comparison):
     """``comparison``: an ``engine.compare.Comparison``."""
-    if not os.environ.get("DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"    # an inherited "xcb" would abort without a display
     import pyqtgraph as pg
     from pyqtgraph.exporters import ImageExporter
     from PySide6 import QtCore

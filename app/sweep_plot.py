@@ -13,8 +13,8 @@ def write_plot(path, result):
     """``result``: an ``engine.sweep.SweepResult``; ValueError for more than two parameters."""
     if len(result.names) > 2:
         raise ValueError(f"--plot draws one or two parameters, not {len(result.names)}")
-    if not os.environ.get("DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"    # an inherited "xcb" would abort without a display
     import pyqtgraph as pg
     from pyqtgraph.exporters import ImageExporter
     from PySide6 import QtCore
