@@ -65,7 +65,9 @@ def _model_refusals(mb) -> list:
         out.append(f"the FEM sole under '{mb.name}/{spec.link}' ({spec.source}): Bullet has no deformable "
                    f"contact in its multibodies")
     for c in model.closures:
-        out.append(f"the loop closure '{c.name}' of '{mb.name}' ({where}): Bullet's multibodies are trees")
+        if c.kind != "point":
+            out.append(f"the {c.kind} closure '{c.name}' of '{mb.name}' ({where}): Bullet's multibody constraints "
+                       f"close a loop at a point only")
     roots = [b for b in range(model.nbodies) if model.body_parent[b] < 0]
     for b in range(model.nbodies):
         kind, name = JointType(int(model.joint_type[b])), model.joint_name[b]

@@ -126,6 +126,7 @@ class PybulletEngine:
             else:
                 bm = self.multibodies[o.multibody]
                 self.objects.append((bm.id, int(bm.link[o.body])))
+        self._close_loops()
         self.object_of = {key: i for i, key in enumerate(self.objects)}
         offset = self.sim.bodies.offset                   # the row of each moving object in WorldBodies, else -1
         self.object_row = np.array([offset[o.multibody] + o.body if o.multibody >= 0 and o.body >= 0 else -1
@@ -143,6 +144,27 @@ class PybulletEngine:
                 pb.setJointMotorControlMultiDof(bm.id, j, pb.POSITION_CONTROL, targetPosition=[0, 0, 0, 1],
                                                 positionGain=0.0, velocityGain=0.0, force=[0.0, 0.0, 0.0],
                                                 physicsClientId=cid)
+
+    def _close_loops(self):
+        """Each point closure (seed 003 §5.A) as a Bullet point-to-point constraint between its two anchors."""
+        pb, cid = self.pb, self.client
+        for bm in self.multibodies:
+            for c in bm.mb.model.closures:
+                link_a, anchor_a = self._anchor(bm, c.body_a, c.p_a)
+                link_b, anchor_b = self._anchor(bm, c.body_b, c.p_b)
+                constraint = pb.createConstraint(bm.id, link_a, bm.id, link_b, pb.JOINT_POINT2POINT, [0, 0, 0],
+                                                 anchor_a, anchor_b, physicsClientId=cid)
+                pb.changeConstraint(constraint, maxForce=1e9, physicsClientId=cid)
+
+    def _anchor(self, bm, body, p):
+        """(Bullet link, the point ``p`` of Articula's body frame in the link's inertial frame): Bullet places
+        constraint anchors relative to a link's centre of mass and principal axes."""
+        link = -1 if body < 0 else int(bm.link[body])
+        info = self.pb.getDynamicsInfo(bm.id, link, physicsClientId=self.client)
+        c_i, R_i = np.array(info[3]), quaternion_to_rotation(np.array(info[4]))
+        if body < 0 and bm.floating:           # the base frame of a floating multibody is the world's
+            return -1, (bm.mb.R @ p + bm.mb.p).tolist()
+        return link, (R_i.T @ (np.asarray(p, float) - c_i)).tolist()
 
     def _pieces(self, g):
         """The convex pieces (vertices, geometry frame) Articula's collision made of mesh geometry ``g``."""
