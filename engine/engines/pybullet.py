@@ -89,21 +89,21 @@ class PybulletEngine:
         self.sim, self.pb = sim, pybullet
         self.client = pybullet.connect(pybullet.DIRECT)
         weakref.finalize(self, _disconnect, pybullet, self.client)
-        self._folder = tempfile.TemporaryDirectory(prefix="articula-bullet-")
         c = universe.contact
         self.world = CollisionWorld(universe.multibodies, universe.statics, universe.materials,
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       face_tolerance=c.face_tolerance, filter=_pair_filter(universe)))
-        self._build(universe)
+        with tempfile.TemporaryDirectory(prefix="articula-bullet-") as folder:   # Bullet reads its files at load
+            self._build(universe, folder)
         self.counts, self._contacts = ContactCounts(), ActiveContacts()
 
     # ---- the world in Bullet ---------------------------------------------------------------------------------
-    def _build(self, universe):
+    def _build(self, universe, folder):
         pb, cid, world = self.pb, self.client, self.world
         pb.setGravity(*universe.gravity, physicsClientId=cid)
         pb.setTimeStep(self.sim.dt, physicsClientId=cid)
         pb.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=cid)
-        writer = UrdfWriter(self._folder.name, self._pieces)
+        writer = UrdfWriter(folder, self._pieces)
         flags = pb.URDF_USE_INERTIA_FROM_FILE | pb.URDF_USE_SELF_COLLISION | \
             pb.URDF_USE_SELF_COLLISION_INCLUDE_PARENT | pb.URDF_MAINTAIN_LINK_ORDER
         self.multibodies, base_bodies = [], []
