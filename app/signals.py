@@ -125,13 +125,43 @@ def _multibody_signals(m, mb, gravity) -> list:
                            lambda s, b=b: float(np.linalg.norm(reactions(s)[b, :3]))),
                     Signal(f"{mb.name}/joint reaction", f"{joint.name} moment", "N m",
                            lambda s, b=b: float(np.linalg.norm(reactions(s)[b, 3:])))]
+            for convention in CONVENTIONS:
+                out += [Signal(f"{mb.name}/joint reaction {convention}", f"{joint.name} {axis}",
+                               "N" if k < 3 else "N m",
+                               lambda s, b=joint.body, k=k, c=convention: reactions.screw(s, b, c)[k])
+                        for k, axis in enumerate("XYZLMN")]
+    for name, kind in ((c.name, c.kind) for c in model.closures):
+        out += [Signal(f"{mb.name}/closure {name}", f"λ {axis}", "N", lambda s, name=name, k=k: _closure(s, m, name)[k])
+                for k, axis in enumerate("xyz")]
+        if kind == "hinge":
+            out += [Signal(f"{mb.name}/closure {name}", f"moment e{k - 2}", "N m",
+                           lambda s, name=name, k=k: _closure(s, m, name)[k]) for k in (3, 4)]
     return out
+
+
+def _closure(snapshot, m: int, name: str) -> np.ndarray:
+    """The force of closure ``name`` of multibody m in a snapshot (Snapshot.closures), NaN when absent."""
+    for multibody, closure, force in snapshot.closures:
+        if multibody == m and closure == name:
+            return force
+    return np.full(6, np.nan)
+
+
+CONVENTIONS = ("EPRE", "EPRP", "PERE", "PERP")   # seed 004 §2.5: the joint-reaction screw's four conventions
 
 
 class JointReactions:
     """The wrench each joint of multibody m transmits (parent on child, child frame; ``ground_reaction.
-    joint_reactions``) at a snapshot's q, v and last-step acceleration, under its contact and user forces;
-    computed once per snapshot for all the joint signals."""
+    joint_reactions``) at a snapshot's q, v and last-step acceleration, under its contact, user and loop-closure
+    forces;
+    computed once per snapshot for all the joint signals. ``screw(s, b, convention)``: the same at the joint of
+    body b in seed 004's conventions (§2.5), about the joint's origin (the child frame's):
+
+        EPRE  the action of the parent on the child, child-frame axes      (what ``joint_reactions`` gives)
+        EPRP  the same action, parent-frame axes                           R_pc · EPRE
+        PERE  the action of the child on the parent, child-frame axes      −EPRE
+        PERP  the same, parent-frame axes                                  −R_pc · EPRE
+    """
 
     def __init__(self, m, mb, gravity):
         self.m, self.prefix, self.model = m, f"{mb.name}/", mb.model
@@ -147,6 +177,16 @@ class JointReactions:
                                          self._wrenches(snapshot), self.gravity)
             self.snapshot = snapshot
         return self.value
+
+    def screw(self, s, b: int, convention: str) -> np.ndarray:
+        """(X, Y, Z, L, M, N) of the joint of body b in ``convention`` (class docstring)."""
+        w = self(s)[b]
+        if convention.endswith("RP"):
+            parent = int(self.model.body_parent[b])
+            R_parent = s.base_R[self.m] if parent < 0 else s.body_R[self.m][parent]
+            R_pc = R_parent.T @ s.body_R[self.m][b]
+            w = np.concatenate([R_pc @ w[:3], R_pc @ w[3:]])
+        return -w if convention.startswith("PE") else w
 
     def _wrenches(self, s) -> np.ndarray:
         """The contact and user forces on the bodies, (nbodies, 6) in the body frames at their origins."""
@@ -164,6 +204,18 @@ class JointReactions:
             if m == self.m and b >= 0:
                 f[b, :3] += R[b].T @ wrench[:3]
                 f[b, 3:] += R[b].T @ (wrench[3:] + np.cross(point - p[b], wrench[:3]))
+        closures = {name: force for m, name, force in s.closures if m == self.m}
+        for c in self.model.closures:                  # λ on body a at its anchor, −λ on body b (world axes)
+            if c.name not in closures:
+                continue
+            force = closures[c.name]
+            axes = (R[c.body_a] @ c.R_a)[:, :2] if c.body_a >= 0 else (s.base_R[self.m] @ c.R_a)[:, :2]
+            moment = axes @ force[3:5] if c.kind == "hinge" else np.zeros(3)
+            for b, anchor, sign in ((c.body_a, c.p_a, 1.0), (c.body_b, c.p_b, -1.0)):
+                if b >= 0:
+                    arm = R[b] @ anchor
+                    f[b, :3] += sign * (R[b].T @ force[:3])
+                    f[b, 3:] += sign * (R[b].T @ (moment + np.cross(arm, force[:3])))
         return f
 
 

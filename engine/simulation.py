@@ -451,4 +451,4 @@ class Simulation:
             external=tuple((m, b, frozen(w), frozen(x)) for (m, b), (w, x) in self.external.items()),
             measurements={name: {k: frozen(v) for k, v in reading.items()}
                           for name, reading in self.measurements.items()},
-            soles=self.engine.sole_states())
+            soles=self.engine.sole_states(), closures=self.engine.closure_forces())

@@ -86,3 +86,4 @@ class Snapshot:
     measurements: dict = field(default_factory=dict)   # sensor name -> {signal: read-only array}
     soles: tuple = ()    # per sole (SoleSpec order): SoleState
     a: tuple = ()        # per multibody (nv,): the last step's acceleration (v − v_previous) / δt
+    closures: tuple = ()  # per loop closure (multibody, name, (6,)): λ on body a, world axes (N); hinge moments

@@ -23,6 +23,8 @@ The protocol (``Engine``), in the order the Simulation calls it::
     solver_stats()           dict: per-group reports and totals (iterations, residual, unconverged_steps)
     contact_report()         totals since the last load(None) (.summary() is one line)
     sole_states()            deformed soles for the viewers (() without soles)
+    closure_forces()         per loop closure (multibody, name, (6,) force): the cut force λ on body a at its
+                             anchor, world axes, then a hinge's two moments (N m) along its e1, e2 (seed 003 §5.B)
 """
 from __future__ import annotations
 
@@ -52,6 +54,8 @@ class Engine(Protocol):
     def contact_report(self): ...
 
     def sole_states(self) -> tuple: ...
+
+    def closure_forces(self) -> tuple: ...
 
 
 def names() -> list:

@@ -120,6 +120,13 @@ class ArticulaEngine:
         soles = self.contact_stage.soles
         return soles.states() if soles else ()
 
+    def closure_forces(self) -> tuple:
+        """The closures' forces of the last step: rows of the contact solve (engine/contact/problem.py
+        ``closure_blocks``: a point closure's 3 rows are the world axes, a hinge's 2 more its e1, e2)."""
+        cl, runs = self.contact_stage.closures, self.sim.runs
+        names = [c.name for run in runs for c in run.model.closures]
+        return tuple((int(cl.mb[c]), names[c], freeze(cl.force[c])) for c in range(len(cl)))
+
     @property
     def solver(self):
         """The contact-solver plugin (it cannot be disabled while the run goes on)."""

@@ -329,6 +329,10 @@ class PybulletEngine:
     def sole_states(self) -> tuple:
         return ()
 
+    def closure_forces(self) -> tuple:
+        """Bullet's point-to-point constraints do not report their force in a documented frame: none."""
+        return ()
+
 
 def _passive(model, bm, q, v):
     """The joints' passive torques τ_p = ξ_v q̇ + q_s sign(q̇) + k (q − q_ref) (seed 002 eq. (3), as Articula's
