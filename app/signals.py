@@ -50,6 +50,12 @@ def catalogue(universe) -> list:
                     Signal(f"contact/{name}", "tangential force", "N", _contact_force(name, normal=False)),
                     Signal(f"contact/{name}", "required friction", "", lambda s, name=name: required_friction(
                         s.contacts, name))]
+    for m, mb in enumerate(universe.multibodies):
+        for b, body in enumerate(mb.model.body_name):
+            name = f"{mb.name}/{body}"
+            signals += [Signal(f"contact/{name}", f"CoP {axis} (body frame)", "m",
+                               lambda s, m=m, b=b, name=name, k=k: centre_of_pressure(s, m, b, name)[k])
+                        for k, axis in enumerate("xy")]
     signals.append(Signal("contact", "count", "", lambda s: float(len(s.contacts))))
     signals += [Signal("user force", axis, "N", lambda s, k=k: user_force(s)[k]) for k, axis in enumerate("xyz")]
     signals.append(Signal("user force", "magnitude", "N", lambda s: float(np.linalg.norm(user_force(s)))))
@@ -244,6 +250,20 @@ def centre_of_mass_acceleration(snapshot, m: int, name: str, mass: float, gravit
         if mb == m:
             force = force + np.asarray(wrench[:3], float)
     return np.asarray(gravity, float) + force / mass
+
+
+def centre_of_pressure(snapshot, m: int, b: int, name: str) -> np.ndarray:
+    """Centre of pressure of the contacts on body b of multibody m (named ``name``) in the body's frame,
+    Σ f_n,i x_i / Σ f_n,i (seed 003 §5.C: where the foot is pressed, which must stay inside its sole); NaN
+    without a pressing contact."""
+    c = snapshot.contacts
+    on = np.array([name in (a, o) for a, o in zip(c.body_a, c.body_b)], dtype=bool).reshape(-1)
+    fn = np.abs(np.einsum("ni,ni->n", np.asarray(c.force, float).reshape(-1, 3),
+                          np.asarray(c.normal, float).reshape(-1, 3)))[on]
+    if fn.sum() <= 0.0:
+        return np.full(3, np.nan)
+    x = fn @ np.asarray(c.point, float).reshape(-1, 3)[on] / fn.sum()
+    return snapshot.body_R[m][b].T @ (x - snapshot.body_p[m][b])
 
 
 def zmp(contacts, prefix: str = "") -> np.ndarray:

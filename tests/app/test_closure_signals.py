@@ -59,3 +59,21 @@ def test_the_hinge_reaction_in_the_four_conventions(held_bar):
     np.testing.assert_allclose(screw["EPRE"], in_child, rtol=0, atol=1e-6)
     np.testing.assert_allclose(screw["PERE"], -in_child, rtol=0, atol=1e-6)
     np.testing.assert_allclose(screw["PERP"], -up, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("push", [0.0, 4.0])
+def test_the_centre_of_pressure_of_a_pushed_box_moves_by_f_h_over_m_g(tmp_path, push):
+    """A 1 kg box (0.3 × 0.2 × 0.1 m, μ = 0.9) pushed along x by a horizontal force F at its top (h = 0.1 m above
+    the ground) stays put, and its centre of pressure moves forward by d = F h / (m g) (moments about the CoP:
+    F h = m g d) from its centre: x = d, y = 0 in its frame."""
+    (tmp_path / "box.xml").write_text("""<Universe><Material name="m" friction="0.9"/>
+        <Body name="box"><Box size="0.3 0.2 0.1"/><Mass>1</Mass><Material>m</Material>
+          <Translation x="0" y="0" z="0.05"/></Body>
+        <Body name="ground"><Plane/><Mass>0</Mass><Material>m</Material></Body></Universe>""")
+    universe = engine.load_universe(tmp_path / "box.xml")
+    sim = engine.Simulation(universe)
+    sim.set_external_wrench(0, 0, [push, 0, 0, 0, 0, 0], [0.0, 0.0, 0.1])
+    sim.step(300)
+    snapshot = sim.snapshot()
+    cop = [signal(universe, "contact/box/box", f"CoP {axis} (body frame)").value(snapshot) for axis in "xy"]
+    np.testing.assert_allclose(cop, [push * 0.1 / G, 0.0], rtol=0, atol=1e-6)
