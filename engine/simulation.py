@@ -24,7 +24,7 @@ import numpy as np
 from engine import engines, faults, plugins
 from engine.contact import _stepping_kernels as K
 from engine.contact.stepping import WorldBodies
-from engine.dynamics import forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
+from engine.dynamics import aba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
 from engine.dynamics.lie import integrate_kernel
 from engine.errors import DivergenceError, PluginError, SimulationError, UniverseError
 from engine.state import ActiveContacts, Snapshot, State, freeze
@@ -57,6 +57,7 @@ class MultiBodyRun:
         self.V, self.V_free = bodies.V[rows], bodies.V_free[rows]     # (v_o, w) world axes, at v and v_free
         self.V_last = np.zeros((nb, 6))                     # V before the last refresh: the previous step's
         self.bodies = bodies
+        self.data_stale = False                             # data not as the dynamics stage leaves it (free_bodies)
         self.xi, self.q_next, self.scratch = np.zeros(nv), np.zeros(self.model.nq), np.zeros(8)
         m = self.model                                      # writable copies: numba's fast argument path
         self.joints = (m.joint_type.copy(), m.joint_idx_q.copy(), m.joint_idx_v.copy())
@@ -79,6 +80,14 @@ class MultiBodyRun:
         forward_kinematics(self.model, self.data, self.q, self.v)
         b = self.bodies
         K.world_bodies(self.data.ws, self.instance.R, self.instance.p, self.offset, b.R, b.p, b.V)
+
+    def fresh_data(self):
+        """``data`` as the dynamics stage leaves it: the kinematics and ABA's articulated inertias at the current
+        (q, v) (what a Delassus operator reads; recomputed first if ``data_stale``)."""
+        if self.data_stale:
+            aba(self.model, self.data, self.q, self.v, self.tau, self.f_ext, gravity=self.gravity)
+            self.data_stale = False
+        return self.data
 
     def free_velocities(self, dt):
         """V_free: the body velocities at v_free = v + δt a_free (seed 000 §3.3), world axes."""

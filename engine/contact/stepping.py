@@ -306,7 +306,8 @@ class ContactStage:
             if self.method == "dense":
                 methods.add(self._dense_delassus(run, terms, work.mark, W, w0, n, r0, dt))
                 continue
-            pack, data = run.data.model_pack, run.data
+            data = run.fresh_data()
+            pack = data.model_pack
             code = K.multibody_delassus(*terms, pack.bi, pack.df, data.ws, data.wd, work.Sw, work.Uw, work.y, work.F,
                                         work.A, work.Od, work.S6, work.path, work.mark, work.union,
                                         METHOD_CODES[self.method], W, w0, n, r0, dt)
@@ -325,7 +326,8 @@ class ContactStage:
         if nt:
             maps = BlockMaps(block_row[:nb + 1], block_term[:nb + 1], term_block[:nt], term_body[:nt], term_X[:nt],
                              bodies[:nbodies], term_contact[:nt])
-            K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], delassus(run.model, run.data, run.q, maps, "dense"), dt)
+            K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], delassus(run.model, run.fresh_data(), run.q, maps, "dense"),
+                           dt)
         return "dense"
 
     def export_problems(self, directory):

@@ -14,6 +14,7 @@ from engine.contact.stepping import ContactStage
 from engine.dynamics import aba
 from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
+from engine.engines.free_bodies import FreeBodies, batchable
 from engine.state import ActiveContacts, freeze
 
 
@@ -26,9 +27,12 @@ class ArticulaEngine:
 
     def __init__(self, sim):
         self.sim = sim
-        self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer)
         integrator = sim.universe.integrator.replace("-", "_")
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
+        batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
+        self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
+        self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
+        self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer)
 
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):
@@ -41,18 +45,23 @@ class ArticulaEngine:
     def step(self, dt):
         sim, timer = self.sim, self.sim.timer
         with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
-            for run in sim.runs:
+            for _, run in self.trees:
                 run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
                 sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
                 run.free_velocities(dt)
                 sim.check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
+            if self.free_bodies:
+                self.free_bodies.dynamics(dt)
         self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
         with timer.stage("integration"):  # v⁺, q⁺; the kinematics of the new state, its kinetic energy
-            for m, run in enumerate(sim.runs):
+            for m, run in self.trees:
                 self._integrate(m, run, dt)
-            sim.refresh_kinematics()
-            for run in sim.runs:
+            for _, run in self.trees:
+                run.refresh()
+            for _, run in self.trees:
                 sim.check_energy(run)
+            if self.free_bodies:
+                self.free_bodies.integrate(dt)
 
     def _integrate(self, m, run, dt):
         """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000

@@ -1,0 +1,87 @@
+"""Free rigid bodies (cubes, balls, boxes, grasped objects: one body on a free joint) advanced together.
+
+Each multibody of a universe costs a Python pass per stage (ABA, kinematics, integration, checks: ~16 µs), which
+dominates a scene of many small bodies (issue 16: 40 cubes). The free bodies of a universe are therefore stepped
+by one compiled call per stage (``_free_body_kernels``: Newton–Euler about the origin, the same accelerations as
+``aba`` on a one-body tree). Their runs keep their public arrays (``q``, ``v``, ``tau``, ``f_ext``,
+``f_contact``, ``a``) as views of this batch's rows, so controllers, devices, sensors, the contact stage and the
+state's get/set see no difference. A fault flagged by a kernel is raised by the Simulation's own checks, which
+name the body, the stage and the value as for any multibody.
+
+A batched run's ``data`` (its kinematics and ABA workspace) is not refreshed every step: ``data_stale`` says so,
+and the contact stage has it recomputed (``MultiBodyRun.fresh_data``) before a Delassus operator that reads it
+(a free body in a group with a robot).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.engines import _free_body_kernels as K
+from engine.model.model import JointType
+
+
+def batchable(run) -> bool:
+    """A run this batch can step: one body on a free joint, no closures, soles, rotor or joint friction (the
+    engine also asks for the semi-implicit Euler integrator)."""
+    model = run.model
+    return (model.nbodies == 1 and int(model.joint_type[0]) == JointType.FREE and not model.closures
+            and not run.instance.soles
+            and not (np.any(model.dof_damping) or np.any(model.dof_friction) or np.any(model.dof_stiffness)
+                     or np.any(model.dof_rotor_inertia)))
+
+
+class FreeBodies:
+    """The free-body runs ``runs`` of a Simulation, stepped by ``dynamics(dt)`` and ``integrate(dt)``."""
+
+    def __init__(self, sim, runs):
+        self.sim, self.runs = sim, list(runs)
+        k = len(self.runs)
+        self.I = np.array([r.model.body_inertia[0] for r in self.runs])            # spatial inertia at the origin
+        self.I_inv = np.linalg.inv(self.I)
+        self.gravity = np.array([r.gravity for r in self.runs])                    # base frame
+        self.base_R = np.array([r.instance.R for r in self.runs])
+        self.base_p = np.array([r.instance.p for r in self.runs])
+        self.row = np.array([r.offset for r in self.runs], dtype=np.int64)         # WorldBodies row of body 0
+        self.speed = np.array([r.limits.speed for r in self.runs])
+        self.q, self.v = np.array([r.q for r in self.runs]), np.array([r.v for r in self.runs])
+        self.tau, self.a, self.a_free = np.zeros((k, 6)), np.zeros((k, 6)), np.zeros((k, 6))
+        self.f_ext, self.f_contact, self.V_last = np.zeros((k, 6)), np.zeros((k, 6)), np.zeros((k, 6))
+        self.in_contact, self.kinetic, self.bound = np.zeros(k, bool), np.zeros(k), np.zeros(k)
+        self.work = np.zeros((k, K.WORK))
+        for i, run in enumerate(self.runs):                # the runs' arrays become views of the batch's rows
+            run.q, run.v, run.tau, run.a, run.a_free = self.q[i], self.v[i], self.tau[i], self.a[i], self.a_free[i]
+            run.f_ext, run.f_contact, run.V_last = self.f_ext[i:i + 1], self.f_contact[i:i + 1], self.V_last[i:i + 1]
+            run.q_in, run.v_in = run.q.view(), run.v.view()
+            run.q_in.flags.writeable = run.v_in.flags.writeable = False
+            run.data_stale = True
+
+    def dynamics(self, dt):
+        """a_free and V_free of every free body (stage "dynamics")."""
+        b = self.sim.bodies
+        for run in self.runs:
+            run.data_stale = True                          # no ABA pass on their data this step
+        bad = K.free_dynamics(self.I, self.I_inv, self.gravity, self.q, self.v, self.tau, self.f_ext, self.speed,
+                              dt, self.row, b.R, self.a_free, b.V_free, self.work)
+        if bad >= 0:                                       # the Simulation's checks name the fault
+            run = self.runs[bad]
+            self.sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
+            self.sim.check_speed(run.v + dt * run.a_free, "dynamics", run, "free velocity v + δt a_free")
+
+    def integrate(self, dt):
+        """v⁺, q⁺, the new placements and velocities, the kinetic energies (stage "integration")."""
+        b = self.sim.bodies
+        for i, run in enumerate(self.runs):
+            self.in_contact[i] = run.in_contact
+            self.bound[i] = run.limits.energy_bound(run.kinetic)
+        bad = K.free_integrate(self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau,
+                               self.f_ext, self.f_contact, self.in_contact, self.a_free, self.speed, self.bound, dt,
+                               self.row, b.R, b.p, b.V, self.V_last, self.a, self.kinetic, self.work)
+        for i, run in enumerate(self.runs):
+            run.kinetic_next = float(self.kinetic[i])
+        if bad >= 0:
+            run, sim = self.runs[bad], self.sim
+            run.refresh()                                  # its kinematics, for the energy check's message
+            sim.check_finite(run.f_contact, "solver", run, "contact wrench")
+            sim.check_finite(run.q, "integration", run, "configuration q")
+            sim.check_speed(run.v, "integration", run, "velocity v")
+            sim.check_energy(run)
