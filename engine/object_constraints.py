@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.errors import did_you_mean
 from engine.plugins import register
 from engine.sensors import _BodySensor
 
@@ -35,7 +36,7 @@ class ObjectConstraints(_BodySensor):
 
     def __init__(self, model, multibody: int, target: str, body: str, gravity, hand: str, name: str | None = None,
                  mu=0.4, depth=0.3, com_height=0.15):
-        super().__init__(model, multibody, target, body, name or f"{target}/constraints")
+        super().__init__(model, multibody, target, body, name)
         if not all(np.isfinite(x) and x > 0 for x in (mu, depth, com_height)):
             raise ValueError(f"mu, depth and com_height must be finite and > 0 (got {mu}, {depth}, {com_height})")
         self.gravity, self.hand, self.mu = np.asarray(gravity, float), str(hand), float(mu)
@@ -44,6 +45,9 @@ class ObjectConstraints(_BodySensor):
         self.key = f"{target}/{model.body_name[self.body]}"
 
     def measure(self, sim) -> dict:
+        names = [run.name for run in sim.runs]
+        if self.hand not in names:
+            raise ValueError(f"hand='{self.hand}' is not a multibody of the universe{did_you_mean(self.hand, names)}")
         c = sim.contacts
         _, p = sim.body_placement(self.multibody, self.body)
         a, _ = sim.body_acceleration(self.multibody, self.body)

@@ -22,7 +22,7 @@ def run():
         rows["t"].append(sim.time)
         rows["z_box"].append(sim.runs[box].q[2])
         rows["z_lift"].append(sim.runs[lifter].q[0])
-        for key, value in sim.measurements["box/constraints"].items():
+        for key, value in sim.measurements["box/box"].items():
             rows.setdefault(key, []).append(np.array(value))
     return {k: np.array(v) for k, v in rows.items()}, sim.runs[box].instance.q0[2]
 
@@ -65,3 +65,13 @@ def test_the_carried_box_obeys_newton_and_each_hand_contact_its_cone(run):
     assert np.all(s["ground_load"][accelerating] <= 1e-3) and s["ground_load"][accelerating].min() < -1.0
     assert np.abs(s["newton_residual"]).max() < 1e-3
     assert np.all(s["hand_cone"][carry] >= 0.0)
+
+
+def test_a_sensor_whose_hand_is_no_multibody_stops_the_step_with_a_hint():
+    """Bad input: ``hand="liftr"`` names no multibody; the first step raises a PluginError that suggests 'lifter'
+    and the simulation keeps its last good state."""
+    from engine.errors import PluginError
+    sim = Simulation(load_universe(SCENE, overrides={"Sensor.hand": "liftr"}))
+    with pytest.raises(PluginError, match="did you mean 'lifter'"):
+        sim.step(1)
+    assert sim.time == 0.0
