@@ -13,7 +13,8 @@ M, G = 4.5, 9.81
 
 @pytest.fixture(scope="module")
 def run():
-    """The scripted 3 s: pads close (0–0.4 s), squeeze the box on the ground (0.4–1 s), lift 0.2 m (1–2 s), hold."""
+    """The scripted 3 s: pads close (0–0.4 s), squeeze the box on the ground (0.4–1 s), lift 0.2 m (1–2 s),
+    hold."""
     sim = Simulation(load_universe(SCENE))
     box, lifter = ([r.name for r in sim.runs].index(name) for name in ("box", "lifter"))
     rows = {"t": [], "z_box": [], "z_lift": []}
@@ -75,3 +76,19 @@ def test_a_sensor_whose_hand_is_no_multibody_stops_the_step_with_a_hint():
     with pytest.raises(PluginError, match="did you mean 'lifter'"):
         sim.step(1)
     assert sim.time == 0.0
+
+
+def test_the_constraints_are_plottable_signals():
+    """The GUI's signal catalogue offers the constraints under sensor/box/box (the sensor's default name), and they
+    read the simulation's measurements: at rest on the ground, before the pads touch, 5.22 is m_o g and 5.20 is
+    −m_o g d_o/2 (the ground's reaction at the middle of the base)."""
+    from app.signals import catalogue
+    universe = load_universe(SCENE)
+    sim = Simulation(universe)
+    sim.step(50)
+    signals = {(s.group, s.name): s for s in catalogue(universe)}
+    snapshot = sim.snapshot()
+    assert signals["sensor/box/box", "ground_load"].value(snapshot) == pytest.approx(M * G, rel=1e-9)
+    assert signals["sensor/box/box", "tau_e1"].value(snapshot) == pytest.approx(-M * G * 0.15, rel=1e-9)
+    offered = {name for group, name in signals if group == "sensor/box/box"}
+    assert {"slip_margin", "tau_e2", "hand_cone[1]", "newton_residual[2]"} <= offered
