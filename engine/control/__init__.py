@@ -1,6 +1,7 @@
-"""Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory), gravity
-compensation, standing posture control, driven joints (hybrid dynamics) and the joint servo of seed 000
-eq. 5.8."""
+"""Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory), computed
+torque (rotor-aware or rotor-blind), gravity compensation, standing posture control, driven joints (hybrid
+dynamics) and the joint servo of seed 000 eq. 5.8."""
+from engine.control.computed_torque import ComputedTorque
 from engine.control.driven import DrivenJoints
 from engine.control.gravity import GravityCompensation
 from engine.control.pd import JointPD
@@ -8,4 +9,5 @@ from engine.control.servo import JointServo
 from engine.control.stance import StancePD
 from engine.control.trajectory import JointTrajectory
 
-__all__ = ["DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory", "StancePD"]
+__all__ = ["ComputedTorque", "DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory",
+           "StancePD"]

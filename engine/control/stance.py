@@ -8,13 +8,18 @@ the legs carry the body instead, and a floating-base humanoid sags and falls unl
 
 with f the forces at the corners of the soles (``feet`` frames, ``sole`` = length width in m, z up) and J_c
 their point Jacobians: the unactuated base rows balance, so q0 is an equilibrium with the weight spread over
-the corners. Torques are clamped to the joints' effort limits, as ``pd`` does.
+the corners. Torques are clamped to the joints' effort limits, as ``pd`` does. With ``trajectory`` (a CSV, as
+``pd``'s) the PD follows q_ref(t) on the joints it names, the others held at q0; tau_s stays that of q0, a
+scripted motion's static torques left to the PD (scenes/talos_knocks_box.xml: Talos leans and sweeps an arm).
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from engine.control.gravity import actuated_mask
+from engine.control.trajectory import JointTrajectory
 from engine.dynamics.lie import difference_kernel
 from engine.plugins import register
 
@@ -25,7 +30,7 @@ class StancePD:
     stage = "control"
 
     def __init__(self, model, q0, gravity, base_dir=".", kp=400.0, kd=8.0, feet="left_sole_link right_sole_link",
-                 sole=(0.2, 0.1)):
+                 sole=(0.2, 0.1), trajectory=None):
         from engine.dynamics import frame_jacobian, rnea
         if np.any(np.asarray(kp) < 0) or np.any(np.asarray(kd) < 0):
             raise ValueError(f"gains must be >= 0 (kp={kp}, kd={kd})")
@@ -49,13 +54,17 @@ class StancePD:
         f = np.linalg.lstsq(Jc[:, base].T, g[base], rcond=None)[0]
         self.tau_s = (g - Jc.T @ f) * self.mask
         self.error, self.scratch = np.zeros(model.nv), np.zeros(8)
+        self.q_ref = self.q0.copy()
+        self.trajectory = JointTrajectory(model, Path(base_dir) / trajectory) if trajectory else None
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
 
     def reset(self, q, v):
         pass
 
     def control(self, t, q, v):
-        """tau_s + kp (q0 ⊖ q) − kd v, clamped (q is the simulation's, already a valid configuration)."""
-        difference_kernel(*self.joints, q, self.q0, self.error, self.scratch)
+        """tau_s + kp (q_ref ⊖ q) − kd v, clamped (q is the simulation's, already a valid configuration)."""
+        if self.trajectory is not None:
+            self.trajectory(t, self.q_ref)
+        difference_kernel(*self.joints, q, self.q_ref, self.error, self.scratch)
         tau = self.tau_s + self.kp * self.error - self.kd * v
         return np.clip(tau, -self.limit, self.limit, out=tau) * self.mask

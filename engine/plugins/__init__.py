@@ -166,4 +166,5 @@ def _load_builtins():
     import engine.engines.pybullet  # noqa: F401  (registers the pybullet engine; pybullet loads when used)
     import engine.interaction.devices  # noqa: F401  (registers the built-in devices)
     import engine.metrics  # noqa: F401  (registers the built-in run metrics of sweeps)
+    import engine.object_constraints  # noqa: F401  (registers the object-constraints sensor of the box lift)
     import engine.sensors  # noqa: F401  (registers the built-in sensors)
