@@ -8,7 +8,7 @@ import pytest
 from engine import Simulation, load_universe
 
 SCENE = Path(__file__).resolve().parents[2] / "scenes" / "talos_knocks_box.xml"
-TABLE_TOP, HALF_HEIGHT = 0.9, 0.06          # the table's top surface and the box's half height (m)
+TABLE_TOP, HALF_HEIGHT, HALF_WIDTH = 0.9, 0.06, 0.05   # the table's top, the box's half height and width (m)
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +34,13 @@ def run():
 
 
 def test_the_box_ends_on_the_ground(run):
-    """Off the table and at rest on the ground: its centre at its half height 0.06 m to 1 mm (it lands upright;
-    observed 0.0600 m), slower than 1 mm/s, its only contacts with the ground, clear of the table's footprint
-    (x 0.3–0.6, y 0.05–0.45 m)."""
+    """Off the table and at rest on the ground on one of its faces: its centre at half its height (0.06 m) or
+    half its width (0.05 m) to 1 mm (which face it lands on depends on the tumble: a fall off a table is chaotic,
+    and a rounding difference in the box's integration turned it from one to the other), slower than 1 mm/s, its
+    only contacts with the ground, clear of the table's footprint (x 0.3–0.6, y 0.05–0.45 m)."""
     sim, box, *_ = run
     x, y, z = box.q[:3]
-    assert z == pytest.approx(HALF_HEIGHT, abs=1e-3)
+    assert min(abs(z - HALF_HEIGHT), abs(z - HALF_WIDTH)) < 1e-3
     assert np.linalg.norm(box.v) < 1e-3
     assert not (0.3 < x < 0.6 and 0.05 < y < 0.45)
     c = sim.contacts
