@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 
 STAGES = ("control", "dynamics", "collision", "groups", "delassus", "solver", "integration", "sense")
 
@@ -18,15 +17,9 @@ class StageTimer:
         self.total = dict.fromkeys(STAGES, 0.0)
         self.steps = 0
 
-    @contextmanager
     def stage(self, name):
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            elapsed = time.perf_counter() - start
-            self.last[name] += elapsed
-            self.total[name] += elapsed
+        """``with timer.stage(name):`` adds the block's wall time to ``name``."""
+        return _Stage(self, name)
 
     def begin_step(self):
         for k in self.last:
@@ -41,3 +34,22 @@ class StageTimer:
         mean = {k: v / n for k, v in self.total.items()}
         mean["total"] = sum(mean.values())
         return mean
+
+
+class _Stage:
+    """The context of ``StageTimer.stage``: a plain class, a third of the cost of a generator-based one (the
+    loop enters seven stages a step)."""
+
+    __slots__ = ("timer", "name", "start")
+
+    def __init__(self, timer, name):
+        self.timer, self.name = timer, name
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc):
+        elapsed = time.perf_counter() - self.start
+        self.timer.last[self.name] += elapsed
+        self.timer.total[self.name] += elapsed
+        return False
