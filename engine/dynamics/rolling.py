@@ -1,0 +1,135 @@
+"""Wheels rolling without slipping on a plane: the ideal rolling-disk contact as a kinematic constraint (seed 001
+§2.4–2.6, Mauny 2018; the bicycle benchmark of Meijaard et al. 2007 rides on it).
+
+A wheel is a thin disk of radius h, its centre the origin of its body, its spin axis ``axis`` (body frame). On the
+ground plane (unit normal ``up``, through ``origin``) its contact point is the lowest rim point along −up, the
+closed forms (2.20)/(2.22) of the thesis written without its angles:
+
+    a = R axis,   u = up − (up·a) a,   C = p − h u / |u|                      (C defined while the disk is not flat)
+
+Rolling without slipping (no-slip, no-skid) and keeping contact (normal) is the velocity of the material point of
+the wheel at C being zero: J_k v = 0 with J_k the point Jacobian at C (3 rows per wheel, eq. 2.28). The two altitudes
+Φ_k = (C − origin)·up = 0 are holonomic (2.18); the normal rows are their time derivatives (the lowest point's
+height moves with the material point there), so J v = 0 keeps them and ``project`` removes the drift.
+
+The constrained dynamics, two ways on the same model (checklist item 3 of the digest's §5.1):
+
+    KKT (Lagrange multipliers, 3.20/3.21):   [M  Jᵀ; J  0] [a; −λ] = [τ − h(q, v); −J̇v]
+    null space (projection, 2.9–2.12):       a = a_p + N z,  J N = 0,  a_p = −J⁺ J̇v,  (NᵀMN) z = Nᵀ(τ − h − M a_p)
+
+λ (3 per wheel, N, world axes) is the ground's force on each wheel. J̇v, the rate of J along the motion with the
+contact point moving on the rim, is the central difference of J(q ⊕ ±εv) v (error ~ε² |v|³, ε = 1e-6 s).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.dynamics import crba, forward_kinematics, rnea
+from engine.dynamics.integrators import STEPPERS, integrate
+from engine.dynamics.jacobians import point_jacobian
+from engine.dynamics.inputs import GRAVITY
+
+FD_STEP = 1e-6          # s: the central difference of J along the motion
+PROJECTION_TOL = 1e-13  # m: altitudes after ``project``
+
+
+@dataclass(frozen=True)
+class RollingDisks:
+    """Wheels of a multibody on a plane: ``bodies`` (body indices), ``radii`` (m), ``axes`` (spin axes, body
+    frames); the plane through ``origin`` with unit normal ``up`` (world = the multibody's base frame)."""
+
+    bodies: tuple
+    radii: tuple
+    axes: tuple
+    up: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    origin: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def contact_points(self, model, data):
+        """World contact points (k, 3) and their coordinates in the wheels' body frames, at the placements of the
+        last forward kinematics."""
+        world, local = [], []
+        for b, h, axis in zip(self.bodies, self.radii, self.axes):
+            R, p = data.oMi_R[b], data.oMi_p[b]
+            a = R @ np.asarray(axis, float)
+            u = self.up - (self.up @ a) * a
+            C = p - h * u / np.linalg.norm(u)
+            world.append(C)
+            local.append(R.T @ (C - p))
+        return np.array(world), np.array(local)
+
+    def altitudes(self, model, data, q):
+        """Φ (k,): the height of each contact point above the plane."""
+        forward_kinematics(model, data, q)
+        C, _ = self.contact_points(model, data)
+        return (C - self.origin) @ self.up
+
+    def jacobian(self, model, data, q):
+        """J (3k, nv): the velocity of the material point of each wheel at its contact point."""
+        forward_kinematics(model, data, q)
+        _, local = self.contact_points(model, data)
+        return np.vstack([point_jacobian(model, data, b, x) for b, x in zip(self.bodies, local)])
+
+    def jacobian_rate(self, model, data, q, v):
+        """J̇v: (J(q ⊕ εv) − J(q ⊖ εv)) v / 2ε."""
+        ahead = self.jacobian(model, data, integrate(model, q, FD_STEP * v)) @ v
+        behind = self.jacobian(model, data, integrate(model, q, -FD_STEP * v)) @ v
+        return (ahead - behind) / (2.0 * FD_STEP)
+
+
+def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY):
+    """(a, λ) by the KKT system (module docstring)."""
+    M, J = crba(model, data, q), disks.jacobian(model, data, q)
+    bias = rnea(model, data, q, v, np.zeros(model.nv), gravity=gravity)
+    n, m = model.nv, J.shape[0]
+    K = np.block([[M, J.T], [J, np.zeros((m, m))]])
+    x = np.linalg.solve(K, np.concatenate([tau - bias, -disks.jacobian_rate(model, data, q, v)]))
+    return x[:n], -x[n:]
+
+
+def null_space_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY):
+    """(a, λ) by the null-space projection (module docstring); λ from M a + h − τ = Jᵀ λ."""
+    M, J = crba(model, data, q), disks.jacobian(model, data, q)
+    bias = rnea(model, data, q, v, np.zeros(model.nv), gravity=gravity)
+    _, s, Vt = np.linalg.svd(J)
+    N = Vt[np.count_nonzero(s > 1e-12 * s[0]):].T                      # an orthonormal basis of ker J
+    a_p = -np.linalg.pinv(J) @ disks.jacobian_rate(model, data, q, v)
+    z = np.linalg.solve(N.T @ M @ N, N.T @ (tau - bias - M @ a_p))
+    a = a_p + N @ z
+    return a, np.linalg.lstsq(J.T, M @ a + bias - tau, rcond=None)[0]
+
+
+def project(model, data, q, v, disks, iterations=10):
+    """(q, v) back on the constraints: the altitudes to zero by Gauss–Newton on the normal rows (the least
+    change of the configuration), then v to the nearest velocity, in the kinetic-energy metric, with J v = 0."""
+    for _ in range(iterations):
+        phi = disks.altitudes(model, data, q)
+        if np.max(np.abs(phi)) <= PROJECTION_TOL:
+            break
+        G = disks.jacobian(model, data, q).reshape(len(phi), 3, -1).transpose(0, 2, 1) @ disks.up   # (k, nv)
+        q = integrate(model, q, -G.T @ np.linalg.solve(G @ G.T, phi))
+    M, J = crba(model, data, q), disks.jacobian(model, data, q)
+    Minv_JT = np.linalg.solve(M, J.T)
+    return q, v - Minv_JT @ np.linalg.solve(J @ Minv_JT, J @ v)
+
+
+def step_rolling(model, data, q, v, tau, dt, disks, gravity=GRAVITY, integrator="rk4"):
+    """One step of the rolling dynamics with the universe's integrator (RK4 on the group by default), then
+    ``project``."""
+    def acceleration(model, data, q, v, tau, f_ext, gravity):
+        return rolling_dynamics(model, data, q, v, tau, disks, gravity)[0]
+    q, v = STEPPERS[integrator](model, data, q, v, tau, dt, gravity=gravity, acceleration=acceleration)
+    return project(model, data, q, v, disks)
+
+
+def consistent_velocity(model, data, q, disks, independent: dict):
+    """The velocity with J v = 0 whose coordinates ``independent`` ({dof index: value}; for the bicycle the roll
+    rate, steer rate and rear-wheel rate, eq. 2.35) are given: the others solve the constraints."""
+    J = disks.jacobian(model, data, q)
+    known = np.array(sorted(independent))
+    unknown = np.setdiff1d(np.arange(model.nv), known)
+    v = np.zeros(model.nv)
+    v[known] = [independent[k] for k in known]
+    v[unknown] = np.linalg.solve(J[:, unknown], -J[:, known] @ v[known])
+    return v

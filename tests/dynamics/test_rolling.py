@@ -1,0 +1,137 @@
+"""The ideal rolling-disk contact and the constrained dynamics of the benchmark bicycle (issue 12, parts 1-2;
+seed 001 §2.4-2.6, acceptance tests A4, A5, A7 of its §5.2)."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engine
+from engine.dynamics.rolling import (RollingDisks, consistent_velocity, null_space_dynamics, project,
+                                     rolling_dynamics, step_rolling)
+from engine.spatial import rotation_to_quaternion
+
+BIKE = Path(__file__).parents[2] / "assets" / "robots" / "benchmark_bicycle.urdf"
+H2, H3, G = 0.35, 0.3, 9.81
+
+
+@pytest.fixture(scope="module")
+def bike():
+    model = engine.load_model(BIKE, floating_base=True)
+    body = {name: b for b, name in enumerate(model.body_name)}
+    dof = {j.name: j.idx_v for j in model.joints}
+    return model, model.create_data(), body, dof
+
+
+def upright(bike, slope=0.0):
+    """(q, disks): the bicycle upright on a plane rising by ``slope`` (rad) forward, both wheels touching; R0 =
+    (up, forward, left) of the plane, the rear hub h3 above the origin."""
+    model, _, body, _ = bike
+    up = np.array([-math.sin(slope), 0.0, math.cos(slope)])
+    forward = np.array([math.cos(slope), 0.0, math.sin(slope)])
+    q = engine.neutral(model)
+    q[3:7] = rotation_to_quaternion(np.column_stack([up, forward, np.cross(up, forward)]))
+    q[:3] = H3 * up
+    disks = RollingDisks(bodies=(body["front_wheel"], body["rear_wheel"]), radii=(H2, H3),
+                         axes=((0, 1, 0), (0, 0, 1)), up=up)
+    return q, disks
+
+
+def energy(model, data, q, v):
+    return engine.kinetic_energy(model, data, q, v) + engine.potential_energy(model, data, q)
+
+
+def test_the_upright_kernel_is_meijaard_s_linear_kinematics(bike):
+    """A7: at the nominal upright pose the constraints give Ω1 = (c cos μ / w) ṙ1 = 0.074635 ṙ1, V2 = h3 ṙ3,
+    ṙ2 = (h3/h2) ṙ3 = 0.857143 ṙ3 and V3 = −h3 Ω2 (V, Ω: the frame's velocity, R0 axes up, forward, left)."""
+    model, data, _, dof = bike
+    q, disks = upright(bike)
+    assert np.abs(disks.altitudes(model, data, q)).max() < 1e-15
+    steer, rear, roll = dof["steer"], dof["rear_spin"], 4
+    v = consistent_velocity(model, data, q, disks, {roll: 0.0, steer: 1.0, rear: 0.0})
+    assert v[3] == pytest.approx(0.074635, abs=5e-7)
+    v = consistent_velocity(model, data, q, disks, {roll: 0.0, steer: 0.0, rear: 1.0})
+    assert v[1] == pytest.approx(H3, abs=1e-12) and v[dof["front_spin"]] == pytest.approx(H3 / H2, abs=1e-12)
+    v = consistent_velocity(model, data, q, disks, {roll: 1.0, steer: 0.0, rear: 0.0})
+    assert v[2] == pytest.approx(-H3, abs=1e-12)
+    assert np.abs(disks.jacobian(model, data, q) @ v).max() < 1e-12
+
+
+def test_the_contact_point_is_the_lowest_rim_point(bike):
+    """Leaned, steered, pitched: each contact point lies on its rim and no rim point is lower (to 1e-12 m)."""
+    model, data, body, _ = bike
+    rng = np.random.default_rng(1)
+    q, disks = upright(bike)
+    for _ in range(5):
+        q = engine.integrate(model, q, rng.normal(scale=0.4, size=model.nv))
+        engine.forward_kinematics(model, data, q)
+        C, _ = disks.contact_points(model, data)
+        for k, (b, h, axis) in enumerate(zip(disks.bodies, disks.radii, disks.axes)):
+            R, p = data.oMi_R[b], data.oMi_p[b]
+            a = R @ np.asarray(axis, float)
+            assert abs(np.linalg.norm(C[k] - p) - h) < 1e-12 and abs((C[k] - p) @ a) < 1e-12
+            e1 = np.cross(a, [1.0, 0.3, 0.2])
+            e1 /= np.linalg.norm(e1)
+            e2 = np.cross(a, e1)
+            angles = np.linspace(0, 2 * np.pi, 20001)
+            rim = p + h * (np.outer(np.cos(angles), e1) + np.outer(np.sin(angles), e2))
+            assert C[k] @ disks.up <= (rim @ disks.up).min() + 1e-12
+
+
+def test_lagrange_multipliers_and_the_null_space_agree(bike):
+    """Checklist item 3: the KKT and the null-space forms give the same accelerations and contact forces to
+    1e-10, on a leaned, steered, moving bicycle (its state put on the constraints first)."""
+    model, data, _, dof = bike
+    q, disks = upright(bike)
+    q = engine.integrate(model, q, np.array([0, 0, 0, 0, 0.2, 0, 0.3, 0.5, -1.0]))   # lean 0.2, steer 0.3
+    v = np.random.default_rng(2).normal(size=model.nv)
+    q, v = project(model, data, q, v, disks)
+    tau = np.zeros(model.nv)
+    tau[dof["steer"]], tau[dof["rear_spin"]] = 2.0, 5.0
+    a, lam = rolling_dynamics(model, data, q, v, tau, disks)
+    a_n, lam_n = null_space_dynamics(model, data, q, v, tau, disks)
+    np.testing.assert_allclose(a, a_n, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(lam, lam_n, rtol=0, atol=1e-10)
+    assert np.abs(disks.jacobian(model, data, q) @ a + disks.jacobian_rate(model, data, q, v)).max() < 1e-9
+
+
+def test_the_benchmark_bicycle_rights_itself_at_4_6_m_s(bike):
+    """A4 (thesis L1762): from V = 4.6 m/s with a roll rate of 0.5 rad/s and no torque, the weave decays and
+    V → 4.622 m/s at 5 s, the energy constant (observed drift 1e-13 relative; bound 1e-9) and both wheels on
+    the ground (|Φ| ≤ 1e-12 m with the projection; RK4, 1 ms)."""
+    model, data, _, dof = bike
+    q, disks = upright(bike)
+    v = consistent_velocity(model, data, q, disks, {4: 0.5, dof["steer"]: 0.0, dof["rear_spin"]: 4.6 / H3})
+    E0, peak_roll = energy(model, data, q, v), 0.0
+    for k in range(5000):
+        q, v = step_rolling(model, data, q, v, np.zeros(model.nv), 1e-3, disks)
+        if k >= 4000:
+            peak_roll = max(peak_roll, abs(v[4]))
+    assert v[1] == pytest.approx(4.622, abs=0.005)
+    assert abs(energy(model, data, q, v) - E0) < 1e-9 * E0
+    assert np.abs(disks.altitudes(model, data, q)).max() < 1e-12
+    assert peak_roll < 0.15                                 # the weave has decayed from 0.5 rad/s
+
+
+def test_an_upright_run_up_a_10_degree_incline_stops_at_2_80_s(bike):
+    """A5: 4.6 m/s up 10°, upright: it stays upright, E = T + U = 1870 J (T0 = 1032.8 J, U0 = 836.8 J from the
+    rear contact: digest §3.5, 1869.6 J) stays constant, and it stops where its kinetic energy runs out:
+    t = v0 / (g sin 10° · 94 / m_eff), m_eff = 94 + 0.12/h3² + 0.28/h2² = 97.619 kg: 2.80 s (the digest's
+    correction of the thesis's printed 3.40 s)."""
+    model, data, _, dof = bike
+    q, disks = upright(bike, math.radians(10.0))
+    v = consistent_velocity(model, data, q, disks, {4: 0.0, dof["steer"]: 0.0, dof["rear_spin"]: 4.6 / H3})
+    E0 = energy(model, data, q, v)
+    assert engine.kinetic_energy(model, data, q, v) == pytest.approx(1032.8, abs=0.05)
+    assert E0 == pytest.approx(1869.6, abs=1.0)
+    m_eff = 94 + 0.12 / H3 ** 2 + 0.28 / H2 ** 2
+    t_stop = 4.6 / (G * math.sin(math.radians(10.0)) * 94 / m_eff)
+    previous, stopped = v[1], None
+    for k in range(3000):
+        q, v = step_rolling(model, data, q, v, np.zeros(model.nv), 1e-3, disks)
+        if stopped is None and previous > 0.0 >= v[1]:
+            stopped = (k + 1) * 1e-3 - 1e-3 * v[1] / (v[1] - previous)
+        previous = v[1]
+    assert stopped == pytest.approx(t_stop, abs=1e-3) and t_stop == pytest.approx(2.80, abs=0.01)
+    assert abs(v[4]) < 1e-9                                   # still upright, rolling back
+    assert abs(energy(model, data, q, v) - E0) < 1e-9 * E0
