@@ -45,6 +45,7 @@ class RollingDisks:
     axes: tuple
     up: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
     origin: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    ground: str = "ground"    # the name of the body the wheels roll on (for contact reports)
 
     def contact_points(self, model, data):
         """World contact points (k, 3) and their coordinates in the wheels' body frames, at the placements of the
@@ -78,10 +79,11 @@ class RollingDisks:
         return (ahead - behind) / (2.0 * FD_STEP)
 
 
-def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY):
-    """(a, λ) by the KKT system (module docstring)."""
+def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY, f_ext=None):
+    """(a, λ) by the KKT system (module docstring); ``f_ext`` (nbodies, 6): wrenches on the bodies (body frames,
+    at their origins), as ``aba`` takes them."""
     M, J = crba(model, data, q), disks.jacobian(model, data, q)
-    bias = rnea(model, data, q, v, np.zeros(model.nv), gravity=gravity)
+    bias = rnea(model, data, q, v, np.zeros(model.nv), f_ext, gravity=gravity)
     n, m = model.nv, J.shape[0]
     K = np.block([[M, J.T], [J, np.zeros((m, m))]])
     x = np.linalg.solve(K, np.concatenate([tau - bias, -disks.jacobian_rate(model, data, q, v)]))
@@ -114,12 +116,12 @@ def project(model, data, q, v, disks, iterations=10):
     return q, v - Minv_JT @ np.linalg.solve(J @ Minv_JT, J @ v)
 
 
-def step_rolling(model, data, q, v, tau, dt, disks, gravity=GRAVITY, integrator="rk4"):
-    """One step of the rolling dynamics with the universe's integrator (RK4 on the group by default), then
-    ``project``."""
+def step_rolling(model, data, q, v, tau, dt, disks, gravity=GRAVITY, f_ext=None, integrator="rk4"):
+    """One step of the rolling dynamics (RK4 on the group by default), then ``project``; τ and ``f_ext`` held
+    over the step."""
     def acceleration(model, data, q, v, tau, f_ext, gravity):
-        return rolling_dynamics(model, data, q, v, tau, disks, gravity)[0]
-    q, v = STEPPERS[integrator](model, data, q, v, tau, dt, gravity=gravity, acceleration=acceleration)
+        return rolling_dynamics(model, data, q, v, tau, disks, gravity, f_ext)[0]
+    q, v = STEPPERS[integrator](model, data, q, v, tau, dt, f_ext=f_ext, gravity=gravity, acceleration=acceleration)
     return project(model, data, q, v, disks)
 
 

@@ -11,10 +11,12 @@ import numpy as np
 from engine import plugins
 from engine.contact.problem import project_closures
 from engine.contact.stepping import ContactStage
-from engine.dynamics import aba
+from engine.dynamics import aba, forward_kinematics
 from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
+from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
 from engine.engines.free_bodies import FreeBodies, batchable
+from engine.errors import UniverseError
 from engine.state import ActiveContacts, freeze
 
 
@@ -29,6 +31,9 @@ class ArticulaEngine:
         self.sim = sim
         integrator = sim.universe.integrator.replace("-", "_")
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
+        self.rolling = {m: _rolling_disks(run.instance, sim.universe) for m, run in enumerate(sim.runs)
+                        if run.instance.wheels}                   # multibodies on wheels: (disks, λ of the step)
+        self.wheel_forces = {m: np.zeros((len(disks.bodies), 3)) for m, disks in self.rolling.items()}
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
@@ -37,6 +42,10 @@ class ArticulaEngine:
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):
         self.contact_stage.set_warm_start(warm_start or {})   # empty: forget the contacts and their counts
+        if warm_start is None:                                # a new run: wheels put on the ground
+            for m, disks in self.rolling.items():
+                run = self.sim.runs[m]
+                run.q[:], run.v[:] = project(run.model, run.data, run.q, run.v, disks)
 
     def warm_start(self):
         return self.contact_stage.warm_start()
@@ -70,7 +79,9 @@ class ArticulaEngine:
         constrained dynamics (``dynamics.closures``: energy-conserving where the time-stepping dissipates)."""
         sim = self.sim
         np.copyto(run.a, run.v)
-        if run.model.closures and self.free_stepper is not None and not self._touching(m):
+        if m in self.rolling:
+            self._roll(m, run, dt)
+        elif run.model.closures and self.free_stepper is not None and not self._touching(m):
             self._integrate_closed_chain(m, run, dt)
         elif run.in_contact or self.free_stepper is None:
             if run.in_contact:
@@ -90,6 +101,16 @@ class ArticulaEngine:
         np.subtract(run.v, run.a, out=run.a)
         run.a /= dt
 
+    def _roll(self, m, run, dt):
+        """A multibody on wheels: the rolling dynamics (``engine.dynamics.rolling``: RK4, then the projection
+        onto the ground), under its torques, user and contact wrenches; the wheels' ground forces λ at the new
+        state are kept for ``contacts()``."""
+        disks, f = self.rolling[m], run.f_ext + run.f_contact
+        q, v = step_rolling(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
+        run.q[:], run.v[:] = q, v
+        self.wheel_forces[m][:] = rolling_dynamics(run.model, run.data, q, v, run.tau, disks, run.gravity,
+                                                   f)[1].reshape(-1, 3)
+
     def _touching(self, m) -> bool:
         """Whether multibody m is in a collision contact this step (loop closures aside)."""
         c = self.contact_stage.contacts
@@ -108,12 +129,28 @@ class ArticulaEngine:
     def contacts(self) -> ActiveContacts:
         stage = self.contact_stage
         c = stage.contacts
-        if c is None or len(c) == 0:
+        rows = []
+        if c is not None and len(c):
+            name = stage.object_name
+            rows.append((c.point, c.normal, stage.forces, c.depth, c.mu, tuple(name(i) for i in c.object_a),
+                         tuple(name(i) for i in c.object_b)))
+        for m, disks in self.rolling.items():                 # the wheels on the ground: no slip (μ = ∞)
+            rows.append(self._wheel_contacts(m, disks))
+        if not rows:
             return ActiveContacts()
-        name = stage.object_name
-        return ActiveContacts(point=freeze(c.point), normal=freeze(c.normal), force=freeze(stage.forces),
-                              depth=freeze(c.depth), mu=freeze(c.mu), body_a=tuple(name(i) for i in c.object_a),
-                              body_b=tuple(name(i) for i in c.object_b))
+        columns = list(zip(*rows))
+        return ActiveContacts(*(freeze(np.concatenate(x)) for x in columns[:5]), sum(columns[5], ()),
+                              sum(columns[6], ()))
+
+    def _wheel_contacts(self, m, disks):
+        run = self.sim.runs[m]
+        R, p = run.instance.R, run.instance.p
+        forward_kinematics(run.model, run.data, run.q)
+        C, _ = disks.contact_points(run.model, run.data)
+        k = len(disks.bodies)
+        names = tuple(f"{run.name}/{run.model.body_name[b]}" for b in disks.bodies)
+        return (C @ R.T + p, np.tile(R @ disks.up, (k, 1)), self.wheel_forces[m] @ R.T, np.zeros(k),
+                np.full(k, np.inf), names, (disks.ground,) * k)
 
     def solver_stats(self) -> dict:
         reports = self.contact_stage.reports
@@ -140,3 +177,16 @@ class ArticulaEngine:
     def solver(self):
         """The contact-solver plugin (it cannot be disabled while the run goes on)."""
         return getattr(self.contact_stage, "plugin", None)
+
+
+def _rolling_disks(instance, universe) -> RollingDisks:
+    """The wheels of a multibody on the universe's ground (its first static plane), in the multibody's base frame."""
+    planes = [(st.name, g) for st in universe.statics for g in st.geometries if g.kind == "plane"]
+    if not planes:
+        raise UniverseError(f"the wheels of '{instance.name}' need a ground: a static <Body> with a <Plane/>",
+                            instance.wheels[0].source.rpartition(":")[0] or universe.source)
+    ground, plane = planes[0]
+    R, p = instance.R, instance.p
+    return RollingDisks(bodies=tuple(w.body for w in instance.wheels), radii=tuple(w.radius for w in instance.wheels),
+                        axes=tuple(tuple(w.axis) for w in instance.wheels), up=R.T @ plane.R[:, 2],
+                        origin=R.T @ (plane.p - p), ground=ground)

@@ -121,6 +121,17 @@ class PluginSpec:
 
 
 @dataclass(frozen=True)
+class WheelSpec:
+    """A wheel rolling without slipping on the ground plane: body index, radius (m), spin axis (body frame),
+    ``source`` file:line."""
+
+    body: int
+    radius: float
+    axis: np.ndarray
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class MultiBodyInstance:
     """One multibody in the world: its Model, the placement (R, p) of its base frame, its initial state."""
 
@@ -131,6 +142,7 @@ class MultiBodyInstance:
     q0: np.ndarray
     v0: np.ndarray
     soles: tuple = ()          # SoleSpec (engine.model.sole_xml): deformable soles under its links
+    wheels: tuple = ()         # WheelSpec: wheels rolling without slipping (engine/dynamics/rolling.py)
 
 
 @dataclass(frozen=True)

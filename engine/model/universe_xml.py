@@ -27,7 +27,7 @@ from engine.model.xmlutil import Reader, degrees, parse_xml
 UNIVERSE_TAGS = {"MultiBody", "Body", "Configurations", "Settings", "Material", "CollisionPairs", "Controller",
                  "Device", "Sensor", "PluginModule"}
 MULTIBODY_TAGS = {"File", "Rotation", "Translation", "FloatingBase", "Joint", "Material", "Label", "Sole",
-                  "Flexibility"}
+                  "Flexibility", "Wheel"}
 SHAPES = {"Box": ("size", 3), "Sphere": ("radius", 1), "Cylinder": ("radius length", 2),
           "Capsule": ("radius length", 2), "Plane": ("", 0)}
 BODY_TAGS = {"File", "Mass", "CoM", "Inertia", "Translation", "Rotation", "Label", "Material", "Color",
@@ -125,16 +125,31 @@ def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
         raise UniverseError(f"<MultiBody> <File> could not be loaded: {exc}", str(path), file_el.sourceline,
                             (file_el.text or "").strip()) from None
     R, p = _placement(r, el)
-    q0 = neutral(model)
+    q0, v0 = neutral(model), np.zeros(model.nv)
     for j_el in el.findall("Joint"):
-        _initial_joint(r, j_el, model, q0)
+        _initial_joint(r, j_el, model, q0, v0)
     name = el.get("name") or _text(r, el, "Label") or model.name
     material = _material(r, el, materials)
     if material != "default":  # the scene's material for the geometries the robot file leaves at "default"
         model = replace(model, geometries=tuple(replace(g, material=material) if g.material == "default" else g
                                                 for g in model.geometries))
     soles = sole_specs(r, el, path, model, name, material, materials, _placement)
-    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=np.zeros(model.nv), soles=soles)
+    wheels = tuple(_wheel(r, w, model, path) for w in el.findall("Wheel"))
+    return U.MultiBodyInstance(name=name, model=model, R=R, p=p, q0=q0, v0=v0, soles=soles, wheels=wheels)
+
+
+def _wheel(r, el, model, path) -> U.WheelSpec:
+    """``<Wheel link="front_wheel" radius="0.35" axis="0 1 0"/>``: a thin disk centred on the link's origin, rolling
+    without slipping on the universe's ground plane (engine/dynamics/rolling.py)."""
+    r.check_attributes(el, {"link", "radius", "axis"})
+    link = r.string(el, "link", required=True)
+    if link not in model.body_name:
+        r.fail(el, f"the robot has no link '{link}'{did_you_mean(link, model.body_name)}", link)
+    axis = r.floats(el, "axis", 3, required=True)
+    if np.linalg.norm(axis) < 1e-12:
+        r.fail(el, "the wheel's spin axis has zero length", axis.tolist())
+    return U.WheelSpec(body=model.body_name.index(link), radius=r.number(el, "radius", required=True, positive=True),
+                       axis=axis / np.linalg.norm(axis), source=f"{path}:{el.sourceline}")
 
 
 def _flexible_model(r, elements, robot, floating):
@@ -169,20 +184,24 @@ def _bool_text(r, el):
     return text in ("true", "1")
 
 
-def _initial_joint(r, el, model, q0):
-    """``<Joint name="knee" value="0.3"/>`` sets the initial configuration of one joint (nq values)."""
-    r.check_attributes(el, {"name", "value"})
+def _initial_joint(r, el, model, q0, v0):
+    """``<Joint name="knee" value="0.3" velocity="1.5"/>`` sets the initial configuration of one joint (nq values)
+    and, optionally, its initial velocity (nv values: a free joint's (v, ω) in its body frame)."""
+    r.check_attributes(el, {"name", "value", "velocity"})
     name = r.string(el, "name", required=True)
     try:
         joint = model.joint(name)
     except KeyError:
         r.fail(el, f"the robot has no joint '{name}'{did_you_mean(name, [j.name for j in model.joints])}", name)
-    value = r.floats(el, "value", joint.nq, required=True)
-    if joint.type in (JointType.SPHERICAL, JointType.FREE):
-        quat = value[-4:]
-        if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
-            r.fail(el, f"joint '{name}': the quaternion (x, y, z, w) must have unit norm", quat.tolist())
-    q0[joint.idx_q:joint.idx_q + joint.nq] = value
+    if el.get("value") is not None:
+        value = r.floats(el, "value", joint.nq, required=True)
+        if joint.type in (JointType.SPHERICAL, JointType.FREE):
+            quat = value[-4:]
+            if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
+                r.fail(el, f"joint '{name}': the quaternion (x, y, z, w) must have unit norm", quat.tolist())
+        q0[joint.idx_q:joint.idx_q + joint.nq] = value
+    if el.get("velocity") is not None:
+        v0[joint.idx_v:joint.idx_v + joint.nv] = r.floats(el, "velocity", joint.nv, required=True)
 
 
 def _material(r, el, materials):
