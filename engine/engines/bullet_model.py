@@ -64,6 +64,9 @@ def _model_refusals(mb) -> list:
     for spec in mb.soles:
         out.append(f"the FEM sole under '{mb.name}/{spec.link}' ({spec.source}): Bullet has no deformable "
                    f"contact in its multibodies")
+    for w in mb.wheels:
+        out.append(f"the rolling wheel '{mb.name}/{model.body_name[w.body]}' ({w.source}): Bullet has no ideal "
+                   f"rolling-without-slipping constraint")
     for c in model.closures:
         if c.kind != "point":
             out.append(f"the {c.kind} closure '{c.name}' of '{mb.name}' ({where}): Bullet's multibody constraints "

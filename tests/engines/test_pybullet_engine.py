@@ -210,7 +210,9 @@ def test_external_wrench_and_state_round_trip(tmp_path):
 
 @pytest.mark.parametrize("scene, feature", [("drop_soles.xml", "the FEM sole under 'talos/leg_left_6_link' "
                                                                 "(" + str(SCENES / "drop_soles.xml") + ":17)"),
-                                            ("five_bar.xml", "the integrator 'rk4'")])
+                                            ("five_bar.xml", "the integrator 'rk4'"),
+                                            ("bicycle.xml", "the rolling wheel 'bicycle/front_wheel' (" +
+                                             str(SCENES / "bicycle.xml") + ":17)")])
 def test_features_bullet_lacks_are_refused_with_their_line(scene, feature):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
