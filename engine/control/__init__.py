@@ -1,11 +1,12 @@
 """Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory), gravity
 compensation, standing posture control, driven joints (hybrid dynamics) and the joint servo of seed 000
-eq. 5.8."""
+eq. 5.8, and the walking controller (``walk``)."""
 from engine.control.driven import DrivenJoints
 from engine.control.gravity import GravityCompensation
 from engine.control.pd import JointPD
 from engine.control.servo import JointServo
 from engine.control.stance import StancePD
 from engine.control.trajectory import JointTrajectory
+from engine.control.walking import Walk
 
-__all__ = ["DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory", "StancePD"]
+__all__ = ["DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory", "StancePD", "Walk"]
