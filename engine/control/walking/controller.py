@@ -9,6 +9,10 @@ model (``preview``, Kajita 2003) turns it into the CoM pattern (x, y; z held at 
     torso      α* = k_p log(R₀ Rᵀ) − k_d ω
     posture    q̈* = k_p (q₀ ⊖ q) − k_d q̇ (every actuated joint; the grippers weigh more: they have no other task)
 
+The QP's h is rnea's bias without the joints' dry friction μ_d sign(q̇): compensating a discontinuous term from
+the measured q̇ chatters at 1 kHz (Talos's grippers have μ_d equal to their 1 N·m effort limit); the posture
+task rejects it instead.
+
 A fall (torso tilt above ``fall_tilt`` rad or CoM below ``fall_height`` × its initial height) stops the
 controller: it warns once, sets ``fallen`` to the time, and returns zero torques from then on.  A QP the solver
 does not solve warns once, counts in ``qp_failures`` and returns the last solved torques.
@@ -58,8 +62,8 @@ class Walk:
     kind = "controller"
     stage = "control"
 
-    def __init__(self, model, q0, gravity, base_dir=".", *, steps, length, period=0.8, ds=0.2, width=None,
-                 height=0.05, start=0.6, end=0.6, mu=0.7, sole=(0.16, 0.1),
+    def __init__(self, model, q0, gravity, base_dir=".", *, steps, length, period=0.7, ds=0.2, width=None,
+                 height=0.05, start=1.2, end=0.6, mu=0.7, sole=(0.16, 0.1),
                  feet="left_sole_link right_sole_link", torso="torso_2_link", fall_tilt=0.5, fall_height=0.7):
         if float(steps) != int(steps) or int(steps) < 1:
             raise ValueError(f"steps must be a whole number >= 1, got {steps}")
@@ -144,7 +148,7 @@ class Walk:
                           f"{c[2]:.3f} m); the controller stops (zero torques)", stacklevel=2)
             return np.zeros(model.nv)
         M = crba(model, data, q)
-        h = rnea(model, data, q, v, np.zeros(model.nv), gravity=self.gravity)
+        h = rnea(model, data, q, v, np.zeros(model.nv), gravity=self.gravity) - model.dof_friction * np.sign(v)
         Jcom = com_jacobian(model, data, q)
         R_base = data.oMi_R[1].copy() if model.joint_nv[1] == 6 else np.eye(3)
         c_ref = self.com_reference(t)

@@ -1,7 +1,7 @@
 """Task-space inverse dynamics as one QP per control step, solved by proxsuite (dense ProxQP).
 
 Unknowns x = (q̈ (nv), f (3 n_c)): joint accelerations and the world-frame forces at the n_c = 4 n_s corners of
-the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motion (h = rnea(q, v, 0) with gravity),
+the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motion (h = rnea(q, v, 0) with gravity, as the caller models it),
 
     min  Σ_i w_i ‖J_i q̈ + J̇_i v − a_i*‖² + w_f ‖f‖²                     (tasks i: CoM, swing foot, torso, posture)
     s.t. M_b q̈ + h_b = J_c,bᵀ f                                     (the unactuated base rows: Newton–Euler)
@@ -9,9 +9,9 @@ the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motio
          f_z ≥ 0,  |f_x|, |f_y| ≤ (μ/√2) f_z                          (inner pyramid of the Coulomb cone)
          −τ_max ≤ M_a q̈ + h_a − J_c,aᵀ f ≤ τ_max                      (torque limits)
 
-The solver stops at a loose tolerance (1e-6); the base rows are then made exact by re-solving the base
-accelerations, q̈_b = M_bb⁻¹ (J_c,bᵀ f − h_b − M_ba q̈_a) (which leaves the forces, hence the cones, untouched),
-and τ = M_a q̈ + h_a − J_c,aᵀ f, so that M q̈ + h = Sᵀτ + J_cᵀ f holds to rounding.  Same structure as Del Prete et al., "Prioritized motion-force control of constrained
+The solver stops at a loose tolerance (1e-6); its forces are then projected on the pyramids (a change of the
+order of that tolerance), the base rows made exact by re-solving the base accelerations,
+q̈_b = M_bb⁻¹ (J_c,bᵀ f − h_b − M_ba q̈_a), and τ = M_a q̈ + h_a − J_c,aᵀ f, so that M q̈ + h = Sᵀτ + J_cᵀ f holds to rounding.  Same structure as Del Prete et al., "Prioritized motion-force control of constrained
 fully-actuated robots: Task Space Inverse Dynamics", RAS 2015 (weighted rather than prioritised tasks).
 """
 from __future__ import annotations
@@ -44,6 +44,7 @@ class TaskQP:
         self.nv, self.nf = nv, 12 * n_stance
         self.act, self.base = np.flatnonzero(actuated), np.flatnonzero(~actuated)
         self.tau_max, self.cone = tau_max[self.act], friction_rows(4 * n_stance, mu)
+        self.mu_pyramid = mu / np.sqrt(2.0)
         n, n_eq = nv + self.nf, len(self.base) + 6 * n_stance
         self.n_in = self.cone.shape[0] + len(self.act)
         self.qp = proxsuite.proxqp.dense.QP(n, n_eq, self.n_in)
@@ -76,6 +77,9 @@ class TaskQP:
         if self.qp.results.info.status != _SOLVED or not np.all(np.isfinite(x)):
             return None
         qdd, f = x[:nv].copy(), x[nv:].copy()
+        F = f.reshape(-1, 3)                               # a view: the projection writes into f
+        F[:, 2] = np.maximum(F[:, 2], 0.0)
+        F[:, :2] = np.clip(F[:, :2], -self.mu_pyramid * F[:, 2:], self.mu_pyramid * F[:, 2:])
         b_, a_ = self.base, self.act
         qdd[b_] = np.linalg.solve(M[np.ix_(b_, b_)], Jc[:, b_].T @ f - h[b_] - M[np.ix_(b_, a_)] @ qdd[a_])
         tau = np.zeros(nv)
