@@ -50,6 +50,16 @@ class FootstepPlan:
                 return s
         return None
 
+    def support(self, t):
+        """[(foot, position (3,))] of the feet on the ground at t."""
+        feet, swing = self.feet0.copy(), None
+        for s in self.steps:
+            if s.t_land <= t:
+                feet[s.swing] = s.target
+            elif s.t_lift <= t:
+                swing = s.swing
+        return [(i, feet[i]) for i in range(2) if i != swing]
+
     def steps_taken(self, t):
         return sum(s.t_land <= t for s in self.steps)
 

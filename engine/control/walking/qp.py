@@ -1,7 +1,8 @@
 """Task-space inverse dynamics as one QP per control step, solved by proxsuite (dense ProxQP).
 
 Unknowns x = (q̈ (nv), f (3 n_c)): joint accelerations and the world-frame forces at the n_c = 4 n_s corners of
-the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motion (h = rnea(q, v, 0) with gravity, as the caller models it),
+the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motion (h = rnea(q, v, 0) with gravity,
+as the caller models it),
 
     min  Σ_i w_i ‖J_i q̈ + J̇_i v − a_i*‖² + w_f ‖f‖²                     (tasks i: CoM, swing foot, torso, posture)
     s.t. M_b q̈ + h_b = J_c,bᵀ f                                     (the unactuated base rows: Newton–Euler)
@@ -11,7 +12,8 @@ the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motio
 
 The solver stops at a loose tolerance (1e-6); its forces are then projected on the pyramids (a change of the
 order of that tolerance), the base rows made exact by re-solving the base accelerations,
-q̈_b = M_bb⁻¹ (J_c,bᵀ f − h_b − M_ba q̈_a), and τ = M_a q̈ + h_a − J_c,aᵀ f, so that M q̈ + h = Sᵀτ + J_cᵀ f holds to rounding.  Same structure as Del Prete et al., "Prioritized motion-force control of constrained
+q̈_b = M_bb⁻¹ (J_c,bᵀ f − h_b − M_ba q̈_a), and τ = M_a q̈ + h_a − J_c,aᵀ f, so that M q̈ + h = Sᵀτ + J_cᵀ f
+holds to rounding.  Same structure as Del Prete et al., "Prioritized motion-force control of constrained
 fully-actuated robots: Task Space Inverse Dynamics", RAS 2015 (weighted rather than prioritised tasks).
 """
 from __future__ import annotations
@@ -43,7 +45,8 @@ class TaskQP:
     def __init__(self, nv, n_stance, actuated, tau_max, mu, eps=1e-6):
         self.nv, self.nf = nv, 12 * n_stance
         self.act, self.base = np.flatnonzero(actuated), np.flatnonzero(~actuated)
-        self.tau_max, self.cone = tau_max[self.act], friction_rows(4 * n_stance, mu)
+        # the limits less 0.1 %: room for the clean-up below, which moves τ by about the solver's tolerance
+        self.tau_max, self.cone = 0.999 * tau_max[self.act], friction_rows(4 * n_stance, mu)
         self.mu_pyramid = mu / np.sqrt(2.0)
         n, n_eq = nv + self.nf, len(self.base) + 6 * n_stance
         self.n_in = self.cone.shape[0] + len(self.act)
