@@ -18,6 +18,8 @@ fully-actuated robots: Task Space Inverse Dynamics", RAS 2015 (weighted rather t
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import proxsuite
 
@@ -54,7 +56,7 @@ class TaskQP:
         self.qp.settings.eps_abs, self.qp.settings.eps_rel = eps, 0.0
         self.qp.settings.max_iter = 200
         self.qp.settings.initial_guess = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
-        self.started = False
+        self.started, self.seconds, self.calls = False, 0.0, 0        # time in proxsuite (init/update + solve)
 
     def solve(self, M, h, Jc, Js, dJs_v, ks_vs, H, g):
         """(q̈, f, τ) or None if the QP is not solved.  Jc (3 n_c, nv) corners, Js (6 n_s, nv) soles with
@@ -70,12 +72,15 @@ class TaskQP:
                        np.hstack([M[self.act], -Jc[:, self.act].T])])
         lo = np.concatenate([np.zeros(self.cone.shape[0]), -self.tau_max - h[self.act]])
         up = np.concatenate([np.full(self.cone.shape[0], 1e20), self.tau_max - h[self.act]])
+        start = time.perf_counter()
         if self.started:
             self.qp.update(Hx, gx, A, b, C, lo, up)
         else:
             self.qp.init(Hx, gx, A, b, C, lo, up)
             self.started = True
         self.qp.solve()
+        self.seconds += time.perf_counter() - start
+        self.calls += 1
         x = self.qp.results.x
         if self.qp.results.info.status != _SOLVED or not np.all(np.isfinite(x)):
             return None
