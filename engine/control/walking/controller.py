@@ -23,7 +23,6 @@ import time
 import warnings
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from engine.control.gravity import actuated_mask
 from engine.control.walking.plan import FootstepPlan
@@ -45,9 +44,14 @@ def com_drift(model, data, q, v, R_base, mass):
     return R_base @ f[:3] / mass
 
 
-def _rotation_error(R_goal, R):
-    """log(R_goal Rᵀ) (3,), world axes."""
-    return Rotation.from_matrix(R_goal @ R.T).as_rotvec()
+def rotation_error(R_goal, R):
+    """log(R_goal Rᵀ) (3,), world axes: θ u with E = R_goal Rᵀ, sin θ u = vee(E − Eᵀ)/2, cos θ = (tr E − 1)/2
+    (θ < π)."""
+    E = R_goal @ R.T
+    w = 0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]])
+    s = np.linalg.norm(w)
+    theta = np.arctan2(s, (E[0, 0] + E[1, 1] + E[2, 2] - 1.0) / 2)
+    return w * (theta / s) if s > 1e-12 else w
 
 
 def _positive(name, value, allow_zero=False):
@@ -132,7 +136,8 @@ class Walk:
         if self.fallen is not None:
             return np.zeros(self.model.nv)
         start = time.perf_counter()
-        tau = self._control(t, q, v)
+        # writable copies: the dynamics kernels take read-only arrays only on their slow path (~10x the cost)
+        tau = self._control(t, np.array(q, dtype=float), np.array(v, dtype=float))
         self.calls += 1
         self.seconds += time.perf_counter() - start
         return tau
@@ -171,13 +176,13 @@ class Walk:
             p_ref, v_ref, a_ref = self.plan.swing_target(step, t)
             kp, kd = self.gains["foot"]
             a = np.concatenate([a_ref + kp * (p_ref - p) - kd * (J[:3] @ v - v_ref),
-                                kp * _rotation_error(self.feet_R0[i], R) - kd * (J[3:] @ v)]) - dJv
+                                kp * rotation_error(self.feet_R0[i], R) - kd * (J[3:] @ v)]) - dJv
             H += self.weights["foot"] * J.T @ J
             g -= self.weights["foot"] * J.T @ a
         J = frame_jacobian(model, data, q, self.torso, "local_world_aligned")[3:]
         dJv = frame_jacobian_dot_v(model, data, q, v, self.torso, "local_world_aligned")[3:]
         kp, kd = self.gains["torso"]
-        a = kp * _rotation_error(self.torso_R0, R_torso) - kd * (J @ v) - dJv
+        a = kp * rotation_error(self.torso_R0, R_torso) - kd * (J @ v) - dJv
         H += self.weights["torso"] * J.T @ J
         g -= self.weights["torso"] * J.T @ a
         kp, kd = self.gains["posture"]

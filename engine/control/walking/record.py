@@ -6,7 +6,8 @@
   ``settle`` s after landing (the plan says when a foot is in stance);
 * ``cop_outside``: the largest distance (m) of the centre of pressure of the feet's ground forces outside the
   support polygon — the convex hull of the sole outlines (``outline`` (k, 2) in the sole frame) of the feet
-  touching the ground — and ``cop_margin`` the smallest distance inside it (negative when outside);
+  touching the ground — at time ``cop_outside_time``, and ``cop_margin`` the smallest distance inside it
+  (negative when outside);
 * ``com``: the last CoM, ``qp_residual`` and ``cone_violation``: the worst dynamics residual
   |M q̈ + h − Sᵀτ − J_cᵀ f|∞ and cone violation (N) of the controller's QP solutions.
 """
@@ -26,7 +27,7 @@ class WalkRecord:
         self.outline = np.asarray(outline, float)
         self.feet_bodies, self.settle = list(feet_bodies), settle
         self.anchor, self.slip = [None, None], np.zeros(2)
-        self.cop_outside, self.cop_margin = 0.0, np.inf
+        self.cop_outside, self.cop_outside_time, self.cop_margin = 0.0, None, np.inf
         self.qp_residual, self.cone_violation, self.com = 0.0, 0.0, None
 
     def observe(self):
@@ -70,5 +71,6 @@ class WalkRecord:
                    for o in self.outline]
         hull = ConvexHull(np.array(corners))
         signed = hull.equations[:, :2] @ cop + hull.equations[:, 2]        # > 0 outside a facet
-        self.cop_outside = max(self.cop_outside, max(signed.max(), 0.0))
+        if signed.max() > self.cop_outside:
+            self.cop_outside, self.cop_outside_time = signed.max(), self.sim.time
         self.cop_margin = min(self.cop_margin, -signed.max())
