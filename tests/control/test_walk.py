@@ -201,6 +201,26 @@ def test_a_fall_stops_the_controller_with_a_warning():
     assert np.all(ctrl.control(1.3, ctrl.q0, np.zeros(ctrl.model.nv)) == 0.0)
 
 
+def test_a_shove_that_topples_talos_is_detected_and_the_simulation_goes_on():
+    """A 400 N lateral shove on the torso for 0.2 s at t = 1.5 s (in the first single support): Talos falls, the
+    controller reports it once (warning, ``fallen``), then returns zero torques; the state stays finite."""
+    sim, ctrl = _walk()
+    model, data = ctrl.model, ctrl.model.create_data()
+    torso = int(model.frame_body[ctrl.torso])
+    sim.step(1500)
+    engine.forward_kinematics(model, data, sim.state.q[0])
+    sim.set_external_wrench(0, torso, [0.0, 400.0, 0.0, 0.0, 0.0, 0.0], data.oMi_p[torso].copy())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sim.step(200)
+        sim.clear_external_wrenches()
+        sim.step(1300)
+    falls = [w for w in caught if "walk: the robot fell" in str(w.message)]
+    assert len(falls) == 1 and ctrl.fallen is not None and 1.5 < ctrl.fallen < 3.0
+    assert np.all(ctrl.control(sim.time, sim.state.q[0], sim.state.v[0]) == 0.0)
+    assert np.all(np.isfinite(sim.state.q[0]))
+
+
 @pytest.mark.parametrize("overrides, message", [
     ({"Controller[walk].length": "-0.2"}, "length must be >= 0, got -0.2"),
     ({"Controller[walk].period": "0"}, "period must be > 0, got 0.0"),
