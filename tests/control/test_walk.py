@@ -105,14 +105,16 @@ def test_the_walking_pattern_keeps_its_zmp_inside_the_planned_support_polygon():
 
 def test_com_drift_is_the_time_derivative_of_the_com_jacobian_times_v():
     """J̇_c v from rnea's base rows = d/dt (J_c(q(t)) v) at constant v, q(t) = q ⊕ t v (central difference,
-    h = 1e-5: truncation ~1e-10 of the ~1 m/s² drift)."""
+    h = 1e-5: truncation ~1e-10 of the ~1 m/s² drift), at a random configuration with the base turned."""
     _, ctrl = _walk()
     model, data = ctrl.model, ctrl.model.create_data()
     rng = np.random.default_rng(13)
-    q = ctrl.q0.copy()
+    q = integrate(model, ctrl.q0, rng.normal(0.0, 0.5, model.nv))
     v = rng.normal(0.0, 1.0, model.nv)
     engine.forward_kinematics(model, data, q)
-    drift = com_drift(model, data, q, v, data.oMi_R[1].copy(), model.total_mass)
+    R_base = data.oMi_R[0].copy()
+    assert np.abs(R_base - np.eye(3)).max() > 0.1
+    drift = com_drift(model, data, q, v, R_base, model.total_mass)
     h = 1e-5
     Jp = engine.com_jacobian(model, data, integrate(model, q, h * v))
     Jm = engine.com_jacobian(model, data, integrate(model, q, -h * v))
@@ -189,21 +191,30 @@ def test_an_infeasible_qp_keeps_the_last_solved_torques_and_reports_it():
     assert ctrl.qp_failures == 1 and np.all(np.isfinite(out)) and np.array_equal(out, good)
 
 
-def test_a_fall_stops_the_controller_with_a_warning():
-    """A torso tilted by 0.6 rad (> fall_tilt = 0.5): zero torques from then on, ``fallen`` holds the time."""
+def test_a_fall_stops_the_controller_with_a_warning_and_holds_the_joints():
+    """A torso tilted by 0.6 rad (> fall_tilt = 0.5): a warning, ``fallen`` holds the time, and from then on the
+    torques are the hold PD about the posture at the fall: zero there at rest, −M_ii k_p Δq for a joint moved by
+    Δq (M_ii its inertia at the fall, by engine.crba)."""
     _, ctrl = _walk()
     assert isinstance(ctrl, Walk)
     q = ctrl.q0.copy()
     q[3:7] = [np.sin(0.3), 0.0, 0.0, np.cos(0.3)]                       # 0.6 rad about x
+    q_fall = q.copy()
+    zero = np.zeros(ctrl.model.nv)
     with pytest.warns(UserWarning, match="fell at t = 1.234"):
-        tau = ctrl.control(1.234, q, np.zeros(ctrl.model.nv))
+        tau = ctrl.control(1.234, q, zero)
     assert ctrl.fallen == 1.234 and np.all(tau == 0.0)
-    assert np.all(ctrl.control(1.3, ctrl.q0, np.zeros(ctrl.model.nv)) == 0.0)
+    knee = ctrl.model.joint("leg_left_4_joint")
+    q[knee.idx_q] += 0.1
+    expected = np.zeros(ctrl.model.nv)
+    expected[knee.idx_v] = -engine.crba(ctrl.model, ctrl.model.create_data(), q_fall)[knee.idx_v, knee.idx_v] \
+        * ctrl.hold_gains[0] * 0.1
+    assert np.allclose(ctrl.control(1.3, q, zero), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_a_shove_that_topples_talos_is_detected_and_the_simulation_goes_on():
     """A 400 N lateral shove on the torso for 0.2 s at t = 1.5 s (in the first single support): Talos falls, the
-    controller reports it once (warning, ``fallen``), then returns zero torques; the state stays finite."""
+    controller reports it once (warning, ``fallen``), then holds its joints; the simulation goes on finite."""
     sim, ctrl = _walk()
     model, data = ctrl.model, ctrl.model.create_data()
     torso = int(model.frame_body[ctrl.torso])
@@ -217,8 +228,7 @@ def test_a_shove_that_topples_talos_is_detected_and_the_simulation_goes_on():
         sim.step(1300)
     falls = [w for w in caught if "walk: the robot fell" in str(w.message)]
     assert len(falls) == 1 and ctrl.fallen is not None and 1.5 < ctrl.fallen < 3.0
-    assert np.all(ctrl.control(sim.time, sim.state.q[0], sim.state.v[0]) == 0.0)
-    assert np.all(np.isfinite(sim.state.q[0]))
+    assert np.all(np.isfinite(sim.state.q[0])) and sim.time == pytest.approx(3.0)
 
 
 @pytest.mark.parametrize("overrides, message", [

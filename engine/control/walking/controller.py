@@ -7,15 +7,16 @@ model (``preview``, Kajita 2003) turns it into the CoM pattern (x, y; z held at 
     CoM        c̈* = c̈_ref + k_p (c_ref − c) + k_d (ċ_ref − ċ)
     swing sole a* = a_ref + k_p (p_ref − p) + k_d (v_ref − v),  α* = k_p log(R₀ Rᵀ) − k_d ω
     torso      α* = k_p log(R₀ Rᵀ) − k_d ω
-    posture    q̈* = k_p (q₀ ⊖ q) − k_d q̇ (every actuated joint; the grippers weigh more: they have no other task)
+    posture    q̈* = k_p (q₀ ⊖ q) − k_d q̇ (every actuated joint; those named ``hold`` — the grippers — weigh more)
 
 The QP's h is rnea's bias without the joints' dry friction μ_d sign(q̇): compensating a discontinuous term from
 the measured q̇ chatters at 1 kHz (Talos's grippers have μ_d equal to their 1 N·m effort limit); the posture
 task rejects it instead.
 
 A fall (torso tilt above ``fall_tilt`` rad or CoM below ``fall_height`` × its initial height) stops the
-controller: it warns once, sets ``fallen`` to the time, and returns zero torques from then on.  A QP the solver
-does not solve warns once, counts in ``qp_failures`` and returns the last solved torques.
+controller: it warns once, sets ``fallen`` to the time, and from then on holds the joints where they were with
+a clamped joint PD (``_hold``).  A QP the solver does not solve warns once, counts in ``qp_failures`` and
+returns the last solved torques.
 """
 from __future__ import annotations
 
@@ -61,6 +62,12 @@ def _positive(name, value, allow_zero=False):
     return value
 
 
+def _frame(model, name):
+    if name not in model.frame_name:
+        raise ValueError(f"no frame named {name!r} in {model.name!r}")
+    return model.frame_index(name)
+
+
 @register("walk")
 class Walk:
     kind = "controller"
@@ -68,7 +75,8 @@ class Walk:
 
     def __init__(self, model, q0, gravity, base_dir=".", *, steps, length, period=0.7, ds=0.2, width=None,
                  height=0.05, start=1.2, end=0.6, mu=0.7, sole=(0.16, 0.1),
-                 feet="left_sole_link right_sole_link", torso="torso_2_link", fall_tilt=0.5, fall_height=0.7):
+                 feet="left_sole_link right_sole_link", torso="torso_2_link", hold="gripper", fall_tilt=0.5,
+                 fall_height=0.7):
         if float(steps) != int(steps) or int(steps) < 1:
             raise ValueError(f"steps must be a whole number >= 1, got {steps}")
         length, period = _positive("length", length, allow_zero=True), _positive("period", period)
@@ -76,11 +84,14 @@ class Walk:
         if ds >= 1:
             raise ValueError(f"ds (the double-support ratio) must be < 1, got {ds}")
         start, end, mu = _positive("start", start), _positive("end", end), _positive("mu", mu)
+        if model.joint_nv[0] != 6:
+            raise ValueError("walk needs a floating base (<FloatingBase>true</FloatingBase>)")
         self.model, self.data, self.q0 = model, model.create_data(), np.array(q0, float)
         self.gravity = np.asarray(gravity, float)
         self.mask = actuated_mask(model)
-        self.feet = [model.frame_index(n) for n in str(feet).split()]
-        self.torso = model.frame_index(str(torso))
+        self.feet, self.torso = [_frame(model, n) for n in str(feet).split()], _frame(model, str(torso))
+        if len(self.feet) != 2:
+            raise ValueError(f"feet must name two frames (left right), got {feet!r}")
         half = np.asarray(sole, float).reshape(2) / 2
         self.corners = np.array([[x, y, 0.0] for x in (-half[0], half[0]) for y in (-half[1], half[1])])
         self.fall_tilt, self.fall_height = _positive("fall_tilt", fall_tilt), _positive("fall_height", fall_height)
@@ -105,12 +116,13 @@ class Walk:
         self.zmp_ref = zmp
 
         self.gains = dict(com=(100.0, 20.0), foot=(400.0, 40.0), torso=(100.0, 20.0), posture=(50.0, 14.0))
-        self.weights = dict(com=10.0, foot=10.0, torso=1.0, posture=1e-2, gripper=1.0, stance=20.0)
+        self.weights = dict(com=10.0, foot=10.0, torso=1.0, posture=1e-2, hold=1.0)
+        self.hold_gains = (100.0, 20.0)   # 1/s², 1/s: the joint PD after a fall (ω = 10 rad/s, critical)
+        self.stance_damping = 10.0        # 1/s: the stance soles' acceleration is −k v_s (drift correction)
         self.posture_w = np.where(self.mask, self.weights["posture"], 0.0)
-        for j, name in enumerate(model.joint_name):
-            if "gripper" in name:
-                self.posture_w[model.joint_idx_v[j]:model.joint_idx_v[j] + model.joint_nv[j]] = \
-                    self.weights["gripper"]
+        for j, name in enumerate(model.joint_name):      # joints with no other task (Talos's grippers) weigh more
+            if hold and str(hold) in name:
+                self.posture_w[model.joint_idx_v[j]:model.joint_idx_v[j] + model.joint_nv[j]] = self.weights["hold"]
         self.qps = {}
         self.mu, self.tau_max = mu, np.where(np.isfinite(model.dof_effort_limit), model.dof_effort_limit, 1e6)
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
@@ -119,7 +131,7 @@ class Walk:
 
     def reset(self, q, v):
         self.fallen, self.qp_failures, self.tau_last = None, 0, np.zeros(self.model.nv)
-        self.last = None                  # (q̈, f, τ, stance) of the last solved QP
+        self.last = None                  # (q̈, f, τ, stance feet, M, h, J_c) of the last solved QP
         self.calls, self.seconds = 0, 0.0
 
     def com_reference(self, t):
@@ -134,7 +146,7 @@ class Walk:
 
     def control(self, t, q, v):
         if self.fallen is not None:
-            return np.zeros(self.model.nv)
+            return self._hold(q, v)
         start = time.perf_counter()
         # writable copies: the dynamics kernels take read-only arrays only on their slow path (~10x the cost)
         tau = self._control(t, np.array(q, dtype=float), np.array(v, dtype=float))
@@ -143,28 +155,21 @@ class Walk:
         return tau
 
     def _control(self, t, q, v):
-        model, data, (kp, kd) = self.model, self.data, self.gains["com"]
+        model, data = self.model, self.data
         c = com(model, data, q)
         R_torso = frame_placement(model, data, self.torso)[0]
         tilt = np.arccos(np.clip(R_torso[2, 2], -1, 1))
         if tilt > self.fall_tilt or c[2] < self.fall_height * self.c0[2]:
-            self.fallen = t
+            self.fallen, self.q_fall = t, q.copy()
+            self.M_fall = np.diag(crba(model, data, q)).copy()
             warnings.warn(f"walk: the robot fell at t = {t:.3f} s (torso tilt {tilt:.2f} rad, CoM height "
-                          f"{c[2]:.3f} m); the controller stops (zero torques)", stacklevel=2)
-            return np.zeros(model.nv)
+                          f"{c[2]:.3f} m); the controller stops and holds the joints where they are", stacklevel=3)
+            return self._hold(q, v)
         M = crba(model, data, q)
         h = rnea(model, data, q, v, np.zeros(model.nv), gravity=self.gravity) - model.dof_friction * np.sign(v)
-        Jcom = com_jacobian(model, data, q)
-        R_base = data.oMi_R[1].copy() if model.joint_nv[1] == 6 else np.eye(3)
-        c_ref = self.com_reference(t)
-        a_com = c_ref[2] + kp * (c_ref[0] - c) + kd * (c_ref[1] - Jcom @ v) \
-            - com_drift(model, data, q, v, R_base, model.total_mass)
-        H = self.weights["com"] * Jcom.T @ Jcom
-        g = -self.weights["com"] * Jcom.T @ a_com
-
         step = self.plan.step_at(t)
         stance = [i for i in range(2) if step is None or i != step.swing]
-        Jc, Js, dJs = [], [], []
+        Jc, Js, dJs, tasks = [], [], [], [self._com_task(t, q, v, c), self._torso_task(q, v, R_torso)]
         for i, f in enumerate(self.feet):
             J = frame_jacobian(model, data, q, f, "local_world_aligned")
             dJv = frame_jacobian_dot_v(model, data, q, v, f, "local_world_aligned")
@@ -172,35 +177,58 @@ class Walk:
             if i in stance:
                 Jc.append(corner_jacobians(J, R, self.corners))
                 Js.append(J), dJs.append(dJv)
-                continue
-            p_ref, v_ref, a_ref = self.plan.swing_target(step, t)
-            kp, kd = self.gains["foot"]
-            a = np.concatenate([a_ref + kp * (p_ref - p) - kd * (J[:3] @ v - v_ref),
-                                kp * rotation_error(self.feet_R0[i], R) - kd * (J[3:] @ v)]) - dJv
-            H += self.weights["foot"] * J.T @ J
-            g -= self.weights["foot"] * J.T @ a
-        J = frame_jacobian(model, data, q, self.torso, "local_world_aligned")[3:]
-        dJv = frame_jacobian_dot_v(model, data, q, v, self.torso, "local_world_aligned")[3:]
-        kp, kd = self.gains["torso"]
-        a = kp * rotation_error(self.torso_R0, R_torso) - kd * (J @ v) - dJv
-        H += self.weights["torso"] * J.T @ J
-        g -= self.weights["torso"] * J.T @ a
-        kp, kd = self.gains["posture"]
+            else:
+                tasks.append(self._swing_task(t, v, step, J, dJv, R, p))
+        # cost Σ w ‖J q̈ − a‖² (a already net of J̇v) plus the posture's w ‖q̈ − a_q‖² per joint
         difference_kernel(*self.joints, q, self.q0, self.error, self.scratch)
-        H += np.diag(self.posture_w + 1e-6)
-        g -= self.posture_w * (kp * self.error - kd * v)
-
-        key = len(stance)
-        if key not in self.qps:
-            self.qps[key] = TaskQP(model.nv, key, self.mask, self.tau_max, self.mu)
-        Js_all, dJs_all = np.vstack(Js), np.concatenate(dJs)
-        out = self.qps[key].solve(M, h, np.vstack(Jc), Js_all, dJs_all, 10.0 * (Js_all @ v), H, g)
+        kp, kd = self.gains["posture"]
+        H = np.diag(self.posture_w + 1e-6)
+        g = -self.posture_w * (kp * self.error - kd * v)
+        for J, a, w in tasks:
+            H += w * J.T @ J
+            g -= w * J.T @ a
+        if len(stance) not in self.qps:
+            self.qps[len(stance)] = TaskQP(model.nv, len(stance), self.mask, self.tau_max, self.mu)
+        Jc, Js, dJs = np.vstack(Jc), np.vstack(Js), np.concatenate(dJs)
+        out = self.qps[len(stance)].solve(M, h, Jc, Js, dJs, self.stance_damping * (Js @ v), H, g)
         if out is None:
             self.qp_failures += 1
             if self.qp_failures == 1:
                 warnings.warn(f"walk: the QP was not solved at t = {t:.3f} s; the last solved torques are "
-                              "applied (counted in qp_failures)", stacklevel=2)
+                              "applied (counted in qp_failures)", stacklevel=3)
             return self.tau_last.copy()
-        self.last = (*out, tuple(stance), M, h, np.vstack(Jc))
+        self.last = (*out, tuple(stance), M, h, Jc)
         self.tau_last = out[2]
         return out[2].copy()
+
+    def _hold(self, q, v):
+        """After a fall: a joint PD about the posture at the fall scaled by each joint's own inertia M_ii (taken
+        at the fall), M_ii (k_p (q_fall ⊖ q) − k_d q̇), clamped: every joint, heavy leg or light wrist, settles
+        with the same ω = √k_p at critical damping (a fixed gain would be unstable at 1 kHz on the light ones)."""
+        difference_kernel(*self.joints, np.array(q, float), self.q_fall, self.error, self.scratch)
+        kp, kd = self.hold_gains
+        tau = self.M_fall * (kp * self.error - kd * np.asarray(v, float)) * self.mask
+        return np.clip(tau, -self.tau_max, self.tau_max)
+
+    def _com_task(self, t, q, v, c):
+        """(J_c, c̈* − J̇_c v, w): the CoM follows the pattern."""
+        model, data, (kp, kd) = self.model, self.data, self.gains["com"]
+        J = com_jacobian(model, data, q)
+        ref = self.com_reference(t)
+        a = ref[2] + kp * (ref[0] - c) + kd * (ref[1] - J @ v)
+        return J, a - com_drift(model, data, q, v, data.oMi_R[0].copy(), model.total_mass), self.weights["com"]
+
+    def _torso_task(self, q, v, R):
+        """(J_ω, α* − J̇_ω v, w): the torso keeps its initial orientation."""
+        model, data, (kp, kd) = self.model, self.data, self.gains["torso"]
+        J = frame_jacobian(model, data, q, self.torso, "local_world_aligned")[3:]
+        dJv = frame_jacobian_dot_v(model, data, q, v, self.torso, "local_world_aligned")[3:]
+        return J, kp * rotation_error(self.torso_R0, R) - kd * (J @ v) - dJv, self.weights["torso"]
+
+    def _swing_task(self, t, v, step, J, dJv, R, p):
+        """(J, a* − J̇v, w): the swing sole follows the plan's trajectory, flat at its initial orientation."""
+        p_ref, v_ref, a_ref = self.plan.swing_target(step, t)
+        kp, kd = self.gains["foot"]
+        a = np.concatenate([a_ref + kp * (p_ref - p) - kd * (J[:3] @ v - v_ref),
+                            kp * rotation_error(self.feet_R0[step.swing], R) - kd * (J[3:] @ v)])
+        return J, a - dJv, self.weights["foot"]
