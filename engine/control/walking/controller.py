@@ -73,7 +73,7 @@ class Walk:
     kind = "controller"
     stage = "control"
 
-    def __init__(self, model, q0, gravity, base_dir=".", *, steps, length, period=0.7, ds=0.2, width=None,
+    def __init__(self, model, q0, gravity, *, steps, length, period=0.7, ds=0.2, width=None,
                  height=0.05, start=1.2, end=0.6, mu=0.7, sole=(0.16, 0.1),
                  feet="left_sole_link right_sole_link", torso="torso_2_link", hold="gripper", fall_tilt=0.5,
                  fall_height=0.7):
@@ -106,14 +106,7 @@ class Walk:
             feet0[0, 1], feet0[1, 1] = mid[1] + _positive("width", width) / 2, mid[1] - width / 2
         self.c0 = com(model, self.data, self.q0)
         self.plan = FootstepPlan(feet0, int(steps), length, period, ds, start, end, height)
-        self.pattern_t = np.arange(0.0, self.plan.duration + 1.0, PATTERN_DT)
-        zmp = self.plan.zmp(self.pattern_t, self.c0[:2])
-        g = float(np.linalg.norm(self.gravity))
-        axes = [preview_pattern(zmp[:, i], PATTERN_DT, self.c0[2] - feet0[:, 2].mean(), (self.c0[i], 0, 0), g)
-                for i in range(2)]
-        self.pattern = np.stack([X for X, _ in axes], axis=2)          # (n, 3 derivatives, 2 axes)
-        self.pattern_zmp = np.stack([p for _, p in axes], axis=1)
-        self.zmp_ref = zmp
+        self._make_pattern(feet0[:, 2].mean())
 
         self.gains = dict(com=(100.0, 20.0), foot=(400.0, 40.0), torso=(100.0, 20.0), posture=(50.0, 14.0))
         self.weights = dict(com=10.0, foot=10.0, torso=1.0, posture=1e-2, hold=1.0)
@@ -128,6 +121,17 @@ class Walk:
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
         self.error, self.scratch = np.zeros(model.nv), np.zeros(8)
         self.reset(self.q0, np.zeros(model.nv))
+
+    def _make_pattern(self, ground):
+        """The CoM pattern (x, y) by preview control along the plan's ZMP reference, every PATTERN_DT up to 1 s
+        after the plan's end: ``pattern`` (n, 3 derivatives, 2 axes), its cart-table ZMP ``pattern_zmp`` and the
+        reference ``zmp_ref`` (n, 2)."""
+        self.pattern_t = np.arange(0.0, self.plan.duration + 1.0, PATTERN_DT)
+        self.zmp_ref = self.plan.zmp(self.pattern_t, self.c0[:2])
+        g, zc = float(np.linalg.norm(self.gravity)), self.c0[2] - ground
+        axes = [preview_pattern(self.zmp_ref[:, i], PATTERN_DT, zc, (self.c0[i], 0.0, 0.0), g) for i in range(2)]
+        self.pattern = np.stack([X for X, _ in axes], axis=2)
+        self.pattern_zmp = np.stack([p for _, p in axes], axis=1)
 
     def reset(self, q, v):
         self.fallen, self.qp_failures, self.tau_last = None, 0, np.zeros(self.model.nv)

@@ -30,6 +30,8 @@ class FootstepPlan:
     """The steps of a straight walk along +x from the feet's initial positions ``feet0`` (2, 3), z up."""
 
     def __init__(self, feet0, steps, length, period, ds, start, end, height):
+        """``steps`` ≥ 1 steps of ``length`` m and ``period`` s (``ds`` of it in double support), ``start`` and
+        ``end`` s of standing, swing apex ``height`` m."""
         self.feet0 = np.array(feet0, float).reshape(2, 3)
         self.height, self.duration = float(height), start + steps * period + end
         feet, self.steps = self.feet0.copy(), []
@@ -66,10 +68,8 @@ class FootstepPlan:
     def zmp_knots(self, com0_xy):
         """(times, points (n, 2)) of the piecewise-linear ZMP reference, from the initial CoM to the final
         mid-feet point."""
-        first = self.steps[0] if self.steps else None
+        first = self.steps[0]
         times, points = [0.0], [np.asarray(com0_xy, float)]
-        if first is None:
-            return np.array([0.0, self.duration]), np.array(points * 2)
         ramp = min(first.t_lift, first.t_end - first.t_land)
         stance = self.feet0[1 - first.swing, :2]
         times += [first.t_lift - ramp, first.t_lift]
