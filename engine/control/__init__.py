@@ -1,6 +1,6 @@
 """Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory), computed
 torque (rotor-aware or rotor-blind), gravity compensation, standing posture control, driven joints (hybrid
-dynamics) and the joint servo of seed 000 eq. 5.8."""
+dynamics), the joint servo of seed 000 eq. 5.8, and the walking controller (``walk``)."""
 from engine.control.computed_torque import ComputedTorque
 from engine.control.driven import DrivenJoints
 from engine.control.gravity import GravityCompensation
@@ -8,6 +8,7 @@ from engine.control.pd import JointPD
 from engine.control.servo import JointServo
 from engine.control.stance import StancePD
 from engine.control.trajectory import JointTrajectory
+from engine.control.walking import Walk
 
 __all__ = ["ComputedTorque", "DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory",
-           "StancePD"]
+           "StancePD", "Walk"]

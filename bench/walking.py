@@ -1,0 +1,95 @@
+"""Walking (issue 13): Talos on flat ground with rigid feet, the ``walk`` controller (scenes/talos_walk.xml).
+
+    python bench/walking.py [--steps 6 10] [--length 0.2]
+
+For each number of steps: the run of the plan's whole duration, measured from the simulation (WalkRecord):
+steps taken, fall, QP failures, the CoM's distance to the planned final mid-feet point (target ≤ 5 cm), the
+largest stance-foot slip (target ≤ 5 mm), how far the centre of pressure comes from leaving the real soles'
+support polygon, the worst QP dynamics residual (target ≤ 1e-8) — and the cost, side by side: the real-time
+factor of the scene (controller included; goal ≥ 1), the mean time per step of the physics stages and of the
+controller, and of proxsuite alone (goal ≤ 0.5 ms).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+from time import perf_counter
+
+import numpy as np
+import trimesh
+from scipy.spatial import ConvexHull
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine import Simulation, load_universe                                  # noqa: E402
+from engine.control.walking.record import WalkRecord                          # noqa: E402
+from engine.model.paths import example_robot_data_dir                         # noqa: E402
+
+SCENE = ROOT / "scenes" / "talos_walk.xml"
+FEET = ["talos/leg_left_6_link", "talos/leg_right_6_link"]
+
+
+def sole_outline():
+    """Talos's sole outline in the sole frame: the hull of the collision mesh's lowest vertices."""
+    mesh = trimesh.load(example_robot_data_dir() / "talos_data/meshes/v2/ankle_X_collision.stl")
+    low = mesh.vertices[mesh.vertices[:, 2] < mesh.vertices[:, 2].min() + 1e-3][:, :2]
+    return low[ConvexHull(low).vertices]
+
+
+def walk(steps, length):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = Simulation(load_universe(SCENE, overrides={"Controller[walk].steps": steps,
+                                                          "Controller[walk].length": length}))
+    ctrl = sim.runs[0].controllers[0]
+    record = WalkRecord(sim, ctrl, sole_outline(), FEET)
+    n = int(round(ctrl.plan.duration / sim.dt))
+    sim.step(1)                                    # compile and warm up outside the timing
+    sim.timer.reset()
+    ctrl.seconds = ctrl.calls = 0
+    for qp in ctrl.qps.values():
+        qp.seconds = qp.calls = 0
+    wall = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(n - 1):
+            t0 = perf_counter()
+            sim.step(1)
+            wall += perf_counter() - t0
+            record.observe()
+            if ctrl.fallen is not None:
+                break
+    stages = sim.timer.summary()
+    qp_seconds = sum(qp.seconds for qp in ctrl.qps.values())
+    qp_calls = max(sum(qp.calls for qp in ctrl.qps.values()), 1)
+    goal = ctrl.plan.feet_final[:, :2].mean(axis=0)
+    print(f"\n{steps} steps of {length} m, {ctrl.plan.duration:.1f} s planned, {sim.time:.3f} s simulated")
+    print(f"  steps taken {ctrl.plan.steps_taken(sim.time)}, fallen {ctrl.fallen}, QP failures {ctrl.qp_failures}")
+    print(f"  CoM {np.round(record.com, 4)} m, planned final mid-feet {np.round(goal, 4)} m: "
+          f"{1e3 * np.linalg.norm(record.com[:2] - goal):.1f} mm apart (target <= 50 mm)")
+    print(f"  stance slip left/right {1e3 * record.slip[0]:.2f} / {1e3 * record.slip[1]:.2f} mm (target <= 5 mm)")
+    print(f"  CoP outside the soles' support polygon {1e3 * record.cop_outside:.2f} mm, smallest margin inside "
+          f"{1e3 * record.cop_margin:.2f} mm")
+    print(f"  QP: dynamics residual {record.qp_residual:.1e} (target <= 1e-8), cone violation "
+          f"{record.cone_violation:.1e} N")
+    physics = stages["total"] - stages["control"]
+    per_step = wall / max(sim.timer.steps, 1)
+    print(f"  real-time factor {sim.dt / per_step:.2f} ({1e3 * per_step:.2f} ms per 1 ms step; goal >= 1)")
+    print(f"  per step: physics {1e3 * physics:.2f} ms | controller {1e3 * ctrl.seconds / max(ctrl.calls, 1):.2f} ms"
+          f" of which proxsuite {1e3 * qp_seconds / qp_calls:.3f} ms (goal <= 0.5 ms)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, nargs="+", default=[6, 10])
+    parser.add_argument("--length", type=float, default=0.2)
+    args = parser.parse_args()
+    for steps in args.steps:
+        walk(steps, args.length)
+
+
+if __name__ == "__main__":
+    main()

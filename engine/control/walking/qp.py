@@ -1,0 +1,98 @@
+"""Task-space inverse dynamics as one QP per control step, solved by proxsuite (dense ProxQP).
+
+Unknowns x = (q̈ (nv), f (3 n_c)): joint accelerations and the world-frame forces at the n_c = 4 n_s corners of
+the n_s stance soles.  With M q̈ + h = Sᵀτ + J_cᵀ f the equations of motion (h = rnea(q, v, 0) with gravity,
+as the caller models it),
+
+    min  Σ_i w_i ‖J_i q̈ + J̇_i v − a_i*‖² + w_f ‖f‖²                     (tasks i: CoM, swing foot, torso, posture)
+    s.t. M_b q̈ + h_b = J_c,bᵀ f                                     (the unactuated base rows: Newton–Euler)
+         J_s q̈ + J̇_s v = −k_s v_s                                     (stance soles do not move)
+         f_z ≥ 0,  |f_x|, |f_y| ≤ (μ/√2) f_z                          (inner pyramid of the Coulomb cone)
+         −τ_max ≤ M_a q̈ + h_a − J_c,aᵀ f ≤ τ_max                      (torque limits)
+
+The solver stops at a loose tolerance (1e-6); its forces are then projected on the pyramids (a change of the
+order of that tolerance), the base rows made exact by re-solving the base accelerations,
+q̈_b = M_bb⁻¹ (J_c,bᵀ f − h_b − M_ba q̈_a), and τ = M_a q̈ + h_a − J_c,aᵀ f, so that M q̈ + h = Sᵀτ + J_cᵀ f
+holds to rounding.  Same structure as Del Prete et al., "Prioritized motion-force control of constrained
+fully-actuated robots: Task Space Inverse Dynamics", RAS 2015 (weighted rather than prioritised tasks).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import proxsuite
+
+from engine.spatial import skew
+
+_SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
+
+
+def corner_jacobians(J6, R, corners):
+    """(4·3, nv) Jacobian of the sole corners (world velocity) from the sole frame's (v, w) Jacobian J6
+    (local_world_aligned) and its rotation R; corners (4, 3) in the sole frame: v(p + r) = v − [r]× w."""
+    return np.vstack([J6[:3] - skew(R @ c) @ J6[3:] for c in corners])
+
+
+def friction_rows(n_corners, mu):
+    """(5 n_c, 3 n_c) C with C f ≥ 0 the linearised cone: f_z ≥ 0 and μ' f_z ∓ f_x, μ' f_z ∓ f_y ≥ 0."""
+    m = mu / np.sqrt(2.0)
+    block = np.array([[0, 0, 1], [-1, 0, m], [1, 0, m], [0, -1, m], [0, 1, m]], float)
+    return np.kron(np.eye(n_corners), block)
+
+
+class TaskQP:
+    """The QP of one contact mode (a fixed number of stance soles), warm-started from its last solution."""
+
+    def __init__(self, nv, n_stance, actuated, tau_max, mu, eps=1e-6):
+        self.nv, self.nf = nv, 12 * n_stance
+        self.act, self.base = np.flatnonzero(actuated), np.flatnonzero(~actuated)
+        # the limits less 0.1 %: room for the clean-up below, which moves τ by about the solver's tolerance
+        self.tau_max, self.cone = 0.999 * tau_max[self.act], friction_rows(4 * n_stance, mu)
+        self.mu_pyramid = mu / np.sqrt(2.0)
+        n, n_eq = nv + self.nf, len(self.base) + 6 * n_stance
+        self.n_in = self.cone.shape[0] + len(self.act)
+        self.qp = proxsuite.proxqp.dense.QP(n, n_eq, self.n_in)
+        self.qp.settings.eps_abs, self.qp.settings.eps_rel = eps, 0.0
+        self.qp.settings.max_iter = 200
+        # cold start first (a warm start before any result starts from whatever the workspace holds: runs then
+        # differ at the solver's tolerance), then from the previous solution
+        self.qp.settings.initial_guess = proxsuite.proxqp.InitialGuess.NO_INITIAL_GUESS
+        self.started, self.seconds, self.calls = False, 0.0, 0        # time in proxsuite (init/update + solve)
+
+    def solve(self, M, h, Jc, Js, dJs_v, ks_vs, H, g):
+        """(q̈, f, τ) or None if the QP is not solved.  Jc (3 n_c, nv) corners, Js (6 n_s, nv) soles with
+        their drift dJs_v; H, g the cost on q̈ only (the force regularisation is added here)."""
+        nv, nf = self.nv, self.nf
+        Hx = np.zeros((nv + nf, nv + nf))
+        Hx[:nv, :nv], Hx[nv:, nv:] = H, 1e-6 * np.eye(nf)
+        gx = np.concatenate([g, np.zeros(nf)])
+        A = np.vstack([np.hstack([M[self.base], -Jc[:, self.base].T]),
+                       np.hstack([Js, np.zeros((Js.shape[0], nf))])])
+        b = np.concatenate([-h[self.base], -dJs_v - ks_vs])
+        C = np.vstack([np.hstack([np.zeros((self.cone.shape[0], nv)), self.cone]),
+                       np.hstack([M[self.act], -Jc[:, self.act].T])])
+        lo = np.concatenate([np.zeros(self.cone.shape[0]), -self.tau_max - h[self.act]])
+        up = np.concatenate([np.full(self.cone.shape[0], 1e20), self.tau_max - h[self.act]])
+        start = time.perf_counter()
+        if self.started:
+            self.qp.update(Hx, gx, A, b, C, lo, up)
+        else:
+            self.qp.init(Hx, gx, A, b, C, lo, up)
+            self.started = True
+        self.qp.solve()
+        self.qp.settings.initial_guess = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
+        self.seconds += time.perf_counter() - start
+        self.calls += 1
+        x = self.qp.results.x
+        if self.qp.results.info.status != _SOLVED or not np.all(np.isfinite(x)):
+            return None
+        qdd, f = x[:nv].copy(), x[nv:].copy()
+        F = f.reshape(-1, 3)                               # a view: the projection writes into f
+        F[:, 2] = np.maximum(F[:, 2], 0.0)
+        F[:, :2] = np.clip(F[:, :2], -self.mu_pyramid * F[:, 2:], self.mu_pyramid * F[:, 2:])
+        b_, a_ = self.base, self.act
+        qdd[b_] = np.linalg.solve(M[np.ix_(b_, b_)], Jc[:, b_].T @ f - h[b_] - M[np.ix_(b_, a_)] @ qdd[a_])
+        tau = np.zeros(nv)
+        tau[self.act] = M[self.act] @ qdd + h[self.act] - Jc[:, self.act].T @ f
+        return qdd, f, tau
