@@ -1,6 +1,8 @@
 """Built-in controllers, registered like any third-party plugin: joint PD (posture or trajectory), computed
 torque (rotor-aware or rotor-blind), gravity compensation, standing posture control, driven joints (hybrid
-dynamics), the joint servo of seed 000 eq. 5.8, and the walking controller (``walk``)."""
+dynamics), the joint servo of seed 000 eq. 5.8, the walking controller (``walk``) and the bicycle's rider
+(``bicycle-pi``)."""
+from engine.control.bicycle import BicyclePI
 from engine.control.computed_torque import ComputedTorque
 from engine.control.driven import DrivenJoints
 from engine.control.gravity import GravityCompensation
@@ -10,5 +12,5 @@ from engine.control.stance import StancePD
 from engine.control.trajectory import JointTrajectory
 from engine.control.walking import Walk
 
-__all__ = ["ComputedTorque", "DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory",
+__all__ = ["BicyclePI", "ComputedTorque", "DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory",
            "StancePD", "Walk"]

@@ -79,3 +79,40 @@ def test_wheels_need_a_ground(tmp_path):
     (tmp_path / "bike.xml").write_text(text[:start] + text[end:])
     with pytest.raises(UniverseError, match="the wheels of 'bicycle' need a ground"):
         engine.Simulation(engine.load_universe(tmp_path / "bike.xml"))
+
+
+def test_the_rider_s_pi_controllers_hold_a_steady_turn():
+    """A8 (thesis L1871, Table 2.3): at 6 m/s with the steering target ramped to 5° over 5 s, the bicycle settles
+    on a circle: over the last 3 s of 10 s the rear hub stays within 5 cm of a circle of radius 11.6 ± 0.2 m
+    (the thesis's prescribed radius; the kinematic w cos φ / (tan δ cos λ) gives 11.7 m at the lean reached), and
+    the frame leans into the turn by atan(v² / g R) to 0.5° (v, R of the hub: the balance of a steady turn)."""
+    sim = engine.Simulation(engine.load_universe(SCENE.parent / "bicycle_turn.xml"))
+    sim.step(7000)
+    path, leans = [], []
+    for _ in range(3000):
+        sim.step()
+        R, p = sim.body_placement(0, 0)
+        path.append(p)
+        leans.append(np.arccos(R[2, 0]))                                 # the frame's up axis off the vertical
+    path = np.array(path)
+    A = np.c_[2 * path[:, :2], np.ones(len(path))]
+    cx, cy, c = np.linalg.lstsq(A, (path[:, :2] ** 2).sum(axis=1), rcond=None)[0]
+    radius = np.sqrt(c + cx ** 2 + cy ** 2)
+    distance = np.hypot(path[:, 0] - cx, path[:, 1] - cy)
+    assert radius == pytest.approx(11.6, abs=0.2) and np.ptp(distance) < 0.05
+    speed = sim.runs[0].v[1]                                             # the hub's forward speed
+    assert speed == pytest.approx(6.0, abs=0.1)
+    assert np.degrees(np.mean(leans)) == pytest.approx(np.degrees(np.arctan(speed ** 2 / (9.81 * radius))), abs=0.5)
+
+
+def test_the_steering_ramp_and_bad_rider_gains(tmp_path):
+    """f_s (L1841-L1851) is 0 before t1, 1 after t2, ½ at mid-time with zero slope at both ends; t2 ≤ t1 or a
+    negative gain is refused with the scene's line."""
+    from engine.control.bicycle import ramp
+    assert ramp(-1.0, 0.0, 5.0) == 0.0 and ramp(7.0, 0.0, 5.0) == 1.0 and ramp(2.5, 0.0, 5.0) == pytest.approx(0.5)
+    assert (ramp(1e-4, 0.0, 5.0) - ramp(0.0, 0.0, 5.0)) / 1e-4 < 1e-6
+    text = (SCENE.parent / "bicycle_turn.xml").read_text().replace("../assets", str(SCENE.parents[1] / "assets"))
+    (tmp_path / "turn.xml").write_text(text.replace('target="bicycle"/>', 'target="bicycle" t1="5" t2="5"/>'))
+    with pytest.raises(UniverseError, match="needs t2 > t1") as info:
+        engine.Simulation(engine.load_universe(tmp_path / "turn.xml"))
+    assert info.value.line == 22
