@@ -286,3 +286,20 @@ def test_talos_walks(steps):
     if record.cop_outside > 1e-9:
         assert any(0 <= s.t_land - record.cop_outside_time < 0.02 for s in ctrl.plan.steps)
     assert record.qp_residual <= 1e-8 and record.cone_violation <= 1e-9
+
+
+def test_talos_walks_on_fem_soles():
+    """The same walk on the 2 cm FEM soles of talos_soles.xml (scenes/talos_walk_soles.xml; the controller plans
+    for rigid feet and is not told about them): all six steps taken, no fall and no QP failure, the CoM within
+    the issue's 5 cm of the planned final mid-feet point, no stance foot slipping more than 5 mm."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = Simulation(load_universe(SCENE.parent / "talos_walk_soles.xml"))
+    ctrl = sim.runs[0].controllers[0]
+    record = WalkRecord(sim, ctrl, _sole_outline(), ["talos/leg_left_6_link", "talos/leg_right_6_link"])
+    for _ in range(int(round(ctrl.plan.duration / sim.dt))):
+        sim.step(1)
+        record.observe()
+    assert ctrl.fallen is None and ctrl.qp_failures == 0 and ctrl.plan.steps_taken(sim.time) == 6
+    assert np.linalg.norm(record.com[:2] - ctrl.plan.feet_final[:, :2].mean(axis=0)) < 0.05
+    assert record.slip.max() < 0.005
