@@ -240,6 +240,10 @@ def test_a_shove_that_topples_talos_is_detected():
     ({"Controller[walk].period": "0"}, "period must be > 0, got 0.0"),
     ({"Controller[walk].ds": "1.5"}, "ds .* must be < 1, got 1.5"),
     ({"Controller[walk].steps": "2.5"}, "steps must be a whole number >= 1, got 2.5"),
+    # an unreachable plan: 1.5 m steps put the feet 1.059 m from the hips; a straight Talos leg is 0.812 m
+    ({"Controller[walk].length": "1.5"}, r"out of the legs' reach: .* 1\.059 m from the hips, beyond the 0\.812 m"),
+    # a plan that leaves the friction cone: the pattern's peak |c̈| = 1.22 m/s² needs μ = 0.125 > 0.05
+    ({"Controller[walk].mu": "0.05"}, r"leaves the friction cone: .* needs a friction coefficient of 0\.125"),
 ])
 def test_bad_plan_parameters_name_the_file_and_line(overrides, message):
     with pytest.raises(UniverseError, match=message) as info:

@@ -106,7 +106,9 @@ class Walk:
             feet0[0, 1], feet0[1, 1] = mid[1] + _positive("width", width) / 2, mid[1] - width / 2
         self.c0 = com(model, self.data, self.q0)
         self.plan = FootstepPlan(feet0, int(steps), length, period, ds, start, end, height)
+        self._check_reach(length, feet0)
         self._make_pattern(feet0[:, 2].mean())
+        self._check_friction(mu)
 
         self.gains = dict(com=(100.0, 20.0), foot=(400.0, 40.0), torso=(100.0, 20.0), posture=(50.0, 14.0))
         self.weights = dict(com=10.0, foot=10.0, torso=1.0, posture=1e-2, hold=1.0)
@@ -132,6 +134,35 @@ class Walk:
         axes = [preview_pattern(self.zmp_ref[:, i], PATTERN_DT, zc, (self.c0[i], 0.0, 0.0), g) for i in range(2)]
         self.pattern = np.stack([X for X, _ in axes], axis=2)
         self.pattern_zmp = np.stack([p for _, p in axes], axis=1)
+
+    def _check_reach(self, length, feet0):
+        """A plan the legs cannot span is refused: in double support the feet are ``length`` apart and the hips
+        midway, so each leg must reach (length/2, h), h the hips' height above the soles at q0, within its length
+        stretched straight (the sum of its links from the hip joint to the sole)."""
+        for foot, sole in zip(self.feet, feet0):
+            chain, b = [], int(self.model.frame_body[foot])
+            while b >= 0 and self.model.joint_nv[b] != 6:       # up to the floating base: the leg's bodies
+                chain.append(b)
+                b = int(self.model.body_parent[b])
+            origins = [self.data.oMi_p[b] for b in reversed(chain)] + [sole]
+            reach = sum(np.linalg.norm(b - a) for a, b in zip(origins, origins[1:]))
+            h = origins[0][2] - sole[2]
+            needed = np.hypot(length / 2, h)
+            if needed > reach:
+                raise ValueError(f"the plan is out of the legs' reach: steps of length={length:g} m put the feet "
+                                 f"{needed:.3f} m from the hips, beyond the {reach:.3f} m of a straight leg "
+                                 f"(at most {2 * np.sqrt(max(reach ** 2 - h ** 2, 0.0)):.3f} m)")
+
+    def _check_friction(self, mu):
+        """A plan whose centre of mass would need more friction than ``mu`` is refused: the cart-table's
+        horizontal force is M c̈, so the ground must hold |c̈_xy| ≤ μ g (Kajita 2003's model)."""
+        g = float(np.linalg.norm(self.gravity))
+        need = np.linalg.norm(self.pattern[:, 2, :], axis=1) / g
+        k = int(np.argmax(need))
+        if need[k] > mu:
+            raise ValueError(f"the plan leaves the friction cone: at t = {self.pattern_t[k]:.2f} s its centre of "
+                             f"mass accelerates at {need[k] * g:.2f} m/s², which needs a friction coefficient of "
+                             f"{need[k]:.3f} (mu={mu:g})")
 
     def reset(self, q, v):
         self.fallen, self.qp_failures, self.tau_last = None, 0, np.zeros(self.model.nv)
