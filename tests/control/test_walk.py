@@ -240,8 +240,9 @@ def test_a_shove_that_topples_talos_is_detected():
     ({"Controller[walk].period": "0"}, "period must be > 0, got 0.0"),
     ({"Controller[walk].ds": "1.5"}, "ds .* must be < 1, got 1.5"),
     ({"Controller[walk].steps": "2.5"}, "steps must be a whole number >= 1, got 2.5"),
-    # an unreachable plan: 1.5 m steps put the feet 1.059 m from the hips; a straight Talos leg is 0.812 m
-    ({"Controller[walk].length": "1.5"}, r"out of the legs' reach: .* 1\.059 m from the hips, beyond the 0\.812 m"),
+    # an unreachable plan: 1.5 m steps put the feet 1.51 m apart, 1.063 m from the hips; a straight leg is 0.812 m
+    ({"Controller[walk].length": "1.5"}, r"out of the legs' reach: feet 1\.510 m apart .* 1\.063 m from the hips, "
+                                         r"beyond the 0\.812 m"),
     # a plan that leaves the friction cone: the pattern's peak |c̈| = 1.22 m/s² needs μ = 0.125 > 0.05
     ({"Controller[walk].mu": "0.05"}, r"leaves the friction cone: .* needs a friction coefficient of 0\.125"),
 ])
@@ -307,3 +308,37 @@ def test_talos_walks_on_fem_soles():
     assert ctrl.fallen is None and ctrl.qp_failures == 0 and ctrl.plan.steps_taken(sim.time) == 6
     assert np.linalg.norm(record.com[:2] - ctrl.plan.feet_final[:, :2].mean(axis=0)) < 0.05
     assert record.slip.max() < 0.005
+
+
+def test_a_footstep_file_drives_the_walk(tmp_path):
+    """plan="steps.csv" (foot, x, y, t_lift, t_land, t_end per step) replaces the generated plan: three steps of
+    0.15 m read from a file walk Talos as written (all taken, no fall, the CoM within 1 cm of the final mid-feet
+    point 0.15 m ahead); a file with times out of order names its row."""
+    text = SCENE.read_text().replace(' steps="6" length="0.2"', ' plan="steps.csv"')
+    text = text.replace("package://", "package://")
+    scene = tmp_path / "walk.xml"
+    scene.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        feet = Simulation(load_universe(SCENE)).runs[0].controllers[0].plan.feet0
+    x0, yl, yr = feet[:, 0].mean(), feet[0, 1], feet[1, 1]
+    (tmp_path / "steps.csv").write_text("foot,x,y,t_lift,t_land,t_end\n"
+                                        f"right,{x0 + 0.15},{yr},1.2,1.76,1.9\n"
+                                        f"left,{x0 + 0.30},{yl},1.9,2.46,2.6\n"
+                                        f"right,{x0 + 0.30},{yr},2.6,3.16,3.3\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = Simulation(load_universe(scene))
+    ctrl = sim.runs[0].controllers[0]
+    assert [s.t_land for s in ctrl.plan.steps] == [1.76, 2.46, 3.16] and ctrl.plan.duration == pytest.approx(3.9)
+    sim.step(int(round(ctrl.plan.duration / sim.dt)))
+    assert ctrl.fallen is None and ctrl.plan.steps_taken(sim.time) == 3
+    from engine.dynamics import com
+    c = com(sim.runs[0].model, sim.runs[0].model.create_data(), sim.runs[0].q)
+    assert np.linalg.norm(c[:2] - ctrl.plan.feet_final[:, :2].mean(axis=0)) < 0.01
+    assert ctrl.plan.feet_final[:, 0].mean() == pytest.approx(x0 + 0.30, abs=1e-12)
+    (tmp_path / "steps.csv").write_text("foot,x,y,t_lift,t_land,t_end\nright,0.1,0,1.2,1.1,1.9\n")
+    with pytest.raises(UniverseError, match=r"steps\.csv:2: the times must follow"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Simulation(load_universe(scene))

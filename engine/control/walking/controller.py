@@ -23,6 +23,8 @@ from __future__ import annotations
 import time
 import warnings
 
+from pathlib import Path
+
 import numpy as np
 
 from engine.control.gravity import actuated_mask
@@ -73,13 +75,16 @@ class Walk:
     kind = "controller"
     stage = "control"
 
-    def __init__(self, model, q0, gravity, *, steps, length, period=0.7, ds=0.2, width=None,
+    def __init__(self, model, q0, gravity, *, steps=None, length=None, period=0.7, ds=0.2, width=None,
                  height=0.05, start=1.2, end=0.6, mu=0.7, sole=(0.16, 0.1),
                  feet="left_sole_link right_sole_link", torso="torso_2_link", hold="gripper", fall_tilt=0.5,
-                 fall_height=0.7):
-        if float(steps) != int(steps) or int(steps) < 1:
+                 fall_height=0.7, plan=None, base_dir="."):
+        if plan is None and (steps is None or length is None):
+            raise ValueError("needs steps= and length= (or plan=\"steps.csv\", a footstep file)")
+        if plan is None and (float(steps) != int(steps) or int(steps) < 1):
             raise ValueError(f"steps must be a whole number >= 1, got {steps}")
-        length, period = _positive("length", length, allow_zero=True), _positive("period", period)
+        length = None if plan is not None else _positive("length", length, allow_zero=True)
+        period = _positive("period", period)
         ds, height = _positive("ds", ds), _positive("height", height, allow_zero=True)
         if ds >= 1:
             raise ValueError(f"ds (the double-support ratio) must be < 1, got {ds}")
@@ -105,8 +110,11 @@ class Walk:
             mid = feet0.mean(axis=0)
             feet0[0, 1], feet0[1, 1] = mid[1] + _positive("width", width) / 2, mid[1] - width / 2
         self.c0 = com(model, self.data, self.q0)
-        self.plan = FootstepPlan(feet0, int(steps), length, period, ds, start, end, height)
-        self._check_reach(length, feet0)
+        if plan is None:
+            self.plan = FootstepPlan(feet0, int(steps), length, period, ds, start, end, height)
+        else:
+            self.plan = FootstepPlan.from_csv(Path(base_dir) / str(plan), feet0, end, height)
+        self._check_reach(feet0)
         self._make_pattern(feet0[:, 2].mean())
         self._check_friction(mu)
 
@@ -135,10 +143,14 @@ class Walk:
         self.pattern = np.stack([X for X, _ in axes], axis=2)
         self.pattern_zmp = np.stack([p for _, p in axes], axis=1)
 
-    def _check_reach(self, length, feet0):
-        """A plan the legs cannot span is refused: in double support the feet are ``length`` apart and the hips
-        midway, so each leg must reach (length/2, h), h the hips' height above the soles at q0, within its length
+    def _check_reach(self, feet0):
+        """A plan the legs cannot span is refused: when a step lands, the feet are some distance d apart and the
+        hips midway, so each leg must reach (d/2, h), h the hips' height above the soles at q0, within its length
         stretched straight (the sum of its links from the hip joint to the sole)."""
+        feet, spread = np.array(feet0, float), 0.0
+        for s in self.plan.steps:
+            feet[s.swing] = s.target
+            spread = max(spread, float(np.linalg.norm(feet[0, :2] - feet[1, :2])))
         for foot, sole in zip(self.feet, feet0):
             chain, b = [], int(self.model.frame_body[foot])
             while b >= 0 and self.model.joint_nv[b] != 6:       # up to the floating base: the leg's bodies
@@ -147,11 +159,11 @@ class Walk:
             origins = [self.data.oMi_p[b] for b in reversed(chain)] + [sole]
             reach = sum(np.linalg.norm(b - a) for a, b in zip(origins, origins[1:]))
             h = origins[0][2] - sole[2]
-            needed = np.hypot(length / 2, h)
+            needed = np.hypot(spread / 2, h)
             if needed > reach:
-                raise ValueError(f"the plan is out of the legs' reach: steps of length={length:g} m put the feet "
-                                 f"{needed:.3f} m from the hips, beyond the {reach:.3f} m of a straight leg "
-                                 f"(at most {2 * np.sqrt(max(reach ** 2 - h ** 2, 0.0)):.3f} m)")
+                raise ValueError(f"the plan is out of the legs' reach: feet {spread:.3f} m apart when a step "
+                                 f"lands are {needed:.3f} m from the hips, beyond the {reach:.3f} m of a straight "
+                                 f"leg (at most {2 * np.sqrt(max(reach ** 2 - h ** 2, 0.0)):.3f} m apart)")
 
     def _check_friction(self, mu):
         """A plan whose centre of mass would need more friction than ``mu`` is refused: the cart-table's

@@ -32,18 +32,58 @@ class FootstepPlan:
     def __init__(self, feet0, steps, length, period, ds, start, end, height):
         """``steps`` ≥ 1 steps of ``length`` m and ``period`` s (``ds`` of it in double support), ``start`` and
         ``end`` s of standing, swing apex ``height`` m."""
-        self.feet0 = np.array(feet0, float).reshape(2, 3)
-        self.height, self.duration = float(height), start + steps * period + end
-        feet, self.steps = self.feet0.copy(), []
+        rows, feet = [], np.array(feet0, float).reshape(2, 3)
         for k in range(int(steps)):
             swing = 1 if k % 2 == 0 else 0
-            target = feet[swing].copy()
-            target[0] = feet[1 - swing][0] + (length if k < steps - 1 else 0.0)
+            x = feet[1 - swing][0] + (length if k < steps - 1 else 0.0)
             t_lift = start + k * period
-            self.steps.append(Footstep(swing, feet[swing].copy(), target, t_lift, t_lift + period * (1 - ds),
-                                       t_lift + period))
+            rows.append((swing, x, feet[swing][1], t_lift, t_lift + period * (1 - ds), t_lift + period))
+            feet[swing, 0] = x
+        self._build(feet0, rows, end, height)
+
+    @classmethod
+    def from_csv(cls, path, feet0, end, height):
+        """The plan of a CSV file, one step per row: ``foot`` (left or right: the foot that swings), ``x``, ``y``
+        (where it lands, m, on the ground of its start), ``t_lift``, ``t_land``, ``t_end`` (s: it leaves, lands,
+        and the double support after it ends). Steps follow one another (t_lift < t_land ≤ t_end ≤ next t_lift)."""
+        import csv
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = {"foot", "x", "y", "t_lift", "t_land", "t_end"} - set(reader.fieldnames or ())
+            if missing:
+                raise ValueError(f"{path}: the footstep plan needs the columns foot, x, y, t_lift, t_land, t_end "
+                                 f"(missing: {', '.join(sorted(missing))})")
+            rows, previous = [], 0.0
+            for n, row in enumerate(reader, start=2):
+                if row["foot"].strip() not in ("left", "right"):
+                    raise ValueError(f"{path}:{n}: foot must be left or right, got {row['foot']!r}")
+                try:
+                    x, y, t_lift, t_land, t_end = (float(row[k]) for k in ("x", "y", "t_lift", "t_land", "t_end"))
+                except ValueError:
+                    raise ValueError(f"{path}:{n}: x, y, t_lift, t_land, t_end must be numbers, got "
+                                     f"{[row[k] for k in ('x', 'y', 't_lift', 't_land', 't_end')]}") from None
+                if not previous <= t_lift < t_land <= t_end:
+                    raise ValueError(f"{path}:{n}: the times must follow previous t_end ≤ t_lift < t_land ≤ t_end, "
+                                     f"got {t_lift:g}, {t_land:g}, {t_end:g} after {previous:g}")
+                rows.append((0 if row["foot"].strip() == "left" else 1, x, y, t_lift, t_land, t_end))
+                previous = t_end
+        if not rows:
+            raise ValueError(f"{path}: the footstep plan has no step")
+        plan = cls.__new__(cls)
+        plan._build(feet0, rows, end, height)
+        return plan
+
+    def _build(self, feet0, rows, end, height):
+        """The steps of ``rows`` (swing, x, y, t_lift, t_land, t_end) from the feet at ``feet0``."""
+        self.feet0 = np.array(feet0, float).reshape(2, 3)
+        feet, self.steps = self.feet0.copy(), []
+        for swing, x, y, t_lift, t_land, t_end in rows:
+            target = feet[swing].copy()
+            target[:2] = x, y
+            self.steps.append(Footstep(swing, feet[swing].copy(), target, t_lift, t_land, t_end))
             feet[swing] = target
         self.feet_final = feet
+        self.height, self.duration = float(height), self.steps[-1].t_end + end
 
     def step_at(self, t):
         """The step whose single support contains t, or None (double support)."""
