@@ -179,14 +179,23 @@ def sweep(scene, parameters, metrics, duration: float, workers: int = 2, out=Non
     runs = grid(parameters)
     if not runs:
         raise ValueError("the sweep has no parameter")
-    load_universe(scene, trust_plugins, runs[0])          # paths and values, checked before any worker starts
-    load_universe(scene, trust_plugins, runs[-1])         # (and the scene's plugin code, its metrics, imported)
-    for name in metrics:
-        plugins.get("metric", name)
+    start = time.perf_counter()
+    workers_ = None if workers == 0 and scheduler is None else Workers(workers, scheduler, scene, trust_plugins)
+    try:
+        load_universe(scene, trust_plugins, runs[0])      # paths and values, checked while the workers warm up
+        load_universe(scene, trust_plugins, runs[-1])     # (and the scene's plugin code, its metrics, imported)
+        for name in metrics:
+            plugins.get("metric", name)
+        return _sweep(scene, parameters, runs, metrics, duration, out, trust_plugins, progress, workers_, start)
+    finally:
+        if workers_ is not None:
+            workers_.close()
+
+
+def _sweep(scene, parameters, runs, metrics, duration, out, trust_plugins, progress, workers, start):
     store = ResultStore(out) if out else None
     results = {i: store.read(i) for i in store.done() if i < len(runs)} if store else {}
     todo = [i for i in range(len(runs)) if i not in results]
-    start = time.perf_counter()
 
     def finished(i, result):
         results[i] = result
@@ -197,11 +206,11 @@ def sweep(scene, parameters, metrics, duration: float, workers: int = 2, out=Non
 
     if progress and results:
         progress(len(results), len(runs))
-    if workers == 0 and scheduler is None:
+    if workers is None:
         for i in todo:
             finished(i, run_one(scene, runs[i], metrics, duration, trust_plugins))
     elif todo:
-        _on_dask(scene, runs, todo, metrics, duration, trust_plugins, workers, scheduler, finished)
+        workers.run(scene, runs, todo, metrics, duration, trust_plugins, finished)
     names = tuple(p.path for p in parameters)
     result = SweepResult(names, tuple(metrics), np.array([[r[n] for n in names] for r in runs], float),
                          np.array([results[i]["metrics"] for i in range(len(runs))], float).reshape(len(runs), -1),
@@ -212,32 +221,57 @@ def sweep(scene, parameters, metrics, duration: float, workers: int = 2, out=Non
     return result
 
 
-def _on_dask(scene, runs, todo, metrics, duration, trust_plugins, workers, scheduler, finished):
-    """The runs ``todo`` as tasks of a Dask cluster, each result handed to ``finished`` as it arrives."""
-    import dask
-    from dask.distributed import Client, LocalCluster, as_completed
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT:g}s")
-        except (OSError, TimeoutError) as exc:
-            raise UniverseError(f"cannot reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT:g} s "
-                                f"({type(exc).__name__}: {exc})", value=scheduler) from None
-    else:
-        with dask.config.set(WORKER_MALLOC):
-            cluster = LocalCluster(n_workers=max(1, int(workers)), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
-        client = Client(cluster)
+def warm_up(scene, trust_plugins):
+    """A worker's first run compiles nothing but loads the kernels, the FEM and mesh caches and the libraries
+    (~3 s): done once per worker while the main process checks the sweep."""
+    import warnings
+
+    from engine import load_universe
+    from engine.simulation import Simulation
     try:
-        futures = {client.submit(run_one, scene, runs[i], list(metrics), duration, trust_plugins, pure=False,
-                                 retries=RETRIES, key=f"articula-run-{i}-{os.getpid()}-{time.time_ns()}"): i
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Simulation(load_universe(scene, trust_plugins)).step(1)
+    except ArticulaError:                                  # the runs themselves report what is wrong
+        pass
+
+
+class Workers:
+    """The Dask cluster of a sweep: a ``LocalCluster`` of ``workers`` single-threaded processes or the
+    ``scheduler`` at an address; each worker starts warming up (``warm_up``) as soon as it is there."""
+
+    def __init__(self, workers, scheduler, scene, trust_plugins):
+        import dask
+        from dask.distributed import Client, LocalCluster
+        self.cluster = None
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT:g}s")
+            except (OSError, TimeoutError) as exc:
+                raise UniverseError(f"cannot reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT:g} s "
+                                    f"({type(exc).__name__}: {exc})", value=scheduler) from None
+        else:
+            with dask.config.set(WORKER_MALLOC):
+                self.cluster = LocalCluster(n_workers=max(1, int(workers)), threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self.cluster)
+        self.warming = [self.client.submit(warm_up, scene, trust_plugins, workers=[address], pure=False,
+                                           key=f"articula-warm-up-{k}-{os.getpid()}-{time.time_ns()}")
+                        for k, address in enumerate(self.client.scheduler_info()["workers"])]
+
+    def run(self, scene, runs, todo, metrics, duration, trust_plugins, finished):
+        """The runs ``todo`` as tasks, each result handed to ``finished`` as it arrives."""
+        from dask.distributed import as_completed
+        futures = {self.client.submit(run_one, scene, runs[i], list(metrics), duration, trust_plugins, pure=False,
+                                      retries=RETRIES, key=f"articula-run-{i}-{os.getpid()}-{time.time_ns()}"): i
                    for i in todo}
         for future in as_completed(futures):
             finished(futures[future], future.result())
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+
+    def close(self):
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
 
 
 def progress_bar(done: int, total: int):
