@@ -3,6 +3,9 @@
     free dynamics (ABA with τ, gravity and the external wrenches) → V_free
     → collision detection → collision groups → Delassus operator per group → frictional contact solve
     → velocity update, integration on the Lie group → kinematics of the new state
+
+Free rigid bodies go through the dynamics and integration stages together (``free_bodies``); a multibody on
+wheels (``<Wheel>``) integrates its rolling dynamics (``engine.dynamics.rolling``) in the integration stage.
 """
 from __future__ import annotations
 
@@ -32,8 +35,8 @@ class ArticulaEngine:
         integrator = sim.universe.integrator.replace("-", "_")
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.rolling = {m: _rolling_disks(run.instance, sim.universe) for m, run in enumerate(sim.runs)
-                        if run.instance.wheels}                   # multibodies on wheels: (disks, λ of the step)
-        self.wheel_forces = {m: np.zeros((len(disks.bodies), 3)) for m, disks in self.rolling.items()}
+                        if run.instance.wheels}                   # multibodies on wheels: their disks
+        self.wheel_forces = {m: np.zeros((len(disks.bodies), 3)) for m, disks in self.rolling.items()}   # λ
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
