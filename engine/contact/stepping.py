@@ -326,8 +326,8 @@ class ContactStage:
         if nt:
             maps = BlockMaps(block_row[:nb + 1], block_term[:nb + 1], term_block[:nt], term_body[:nt], term_X[:nt],
                              bodies[:nbodies], term_contact[:nt])
-            K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], delassus(run.model, run.fresh_data(), run.q, maps, "dense"),
-                           dt)
+            W_m = delassus(run.model, run.fresh_data(), run.q, maps, "dense")
+            K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], W_m, dt)
         return "dense"
 
     def export_problems(self, directory):

@@ -12,5 +12,5 @@ from engine.control.stance import StancePD
 from engine.control.trajectory import JointTrajectory
 from engine.control.walking import Walk
 
-__all__ = ["BicyclePI", "ComputedTorque", "DrivenJoints", "GravityCompensation", "JointPD", "JointServo", "JointTrajectory",
-           "StancePD", "Walk"]
+__all__ = ["BicyclePI", "ComputedTorque", "DrivenJoints", "GravityCompensation", "JointPD", "JointServo",
+           "JointTrajectory", "StancePD", "Walk"]
