@@ -6,17 +6,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-def _frozen(a) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
-    a.setflags(write=False)
-    return a
-
-
 def freeze(a) -> np.ndarray:
     """A read-only copy of ``a`` (its dtype kept): what snapshots hand out."""
     a = np.array(a, copy=True)
     a.setflags(write=False)
     return a
+
+
+def _frozen(a) -> np.ndarray:
+    return freeze(np.asarray(a, dtype=float))
 
 
 @dataclass(frozen=True)

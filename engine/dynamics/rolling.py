@@ -79,11 +79,16 @@ class RollingDisks:
         return (ahead - behind) / (2.0 * FD_STEP)
 
 
+def _terms(model, data, q, v, disks, gravity, f_ext=None):
+    """M, J and the bias h(q, v) = rnea(q, v, 0) (gravity, Coriolis, passive joint forces, f_ext)."""
+    M, J = crba(model, data, q), disks.jacobian(model, data, q)
+    return M, J, rnea(model, data, q, v, np.zeros(model.nv), f_ext, gravity=gravity)
+
+
 def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY, f_ext=None):
     """(a, λ) by the KKT system (module docstring); ``f_ext`` (nbodies, 6): wrenches on the bodies (body frames,
     at their origins), as ``aba`` takes them."""
-    M, J = crba(model, data, q), disks.jacobian(model, data, q)
-    bias = rnea(model, data, q, v, np.zeros(model.nv), f_ext, gravity=gravity)
+    M, J, bias = _terms(model, data, q, v, disks, gravity, f_ext)
     n, m = model.nv, J.shape[0]
     K = np.block([[M, J.T], [J, np.zeros((m, m))]])
     x = np.linalg.solve(K, np.concatenate([tau - bias, -disks.jacobian_rate(model, data, q, v)]))
@@ -92,8 +97,7 @@ def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY, f_ext=None)
 
 def null_space_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY):
     """(a, λ) by the null-space projection (module docstring); λ from M a + h − τ = Jᵀ λ."""
-    M, J = crba(model, data, q), disks.jacobian(model, data, q)
-    bias = rnea(model, data, q, v, np.zeros(model.nv), gravity=gravity)
+    M, J, bias = _terms(model, data, q, v, disks, gravity)
     _, s, Vt = np.linalg.svd(J)
     N = Vt[np.count_nonzero(s > 1e-12 * s[0]):].T                      # an orthonormal basis of ker J
     a_p = -np.linalg.pinv(J) @ disks.jacobian_rate(model, data, q, v)

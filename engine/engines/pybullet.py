@@ -132,6 +132,7 @@ class PybulletEngine:
         self.object_row = np.array([offset[o.multibody] + o.body if o.multibody >= 0 and o.body >= 0 else -1
                                     for o in world.objects], dtype=np.int64)
         self.object_multibody = np.array([o.multibody for o in world.objects], dtype=np.int64)
+        self.object_names = [o.name for o in world.objects]
         self._materials(universe)
         self._filter_pairs()
         for bm in self.multibodies:
@@ -303,7 +304,7 @@ class PybulletEngine:
             run.f_contact[:, :3] = np.einsum("bji,bj->bi", R, w[:, :3])   # Rᵀ f
             run.f_contact[:, 3:] = np.einsum("bji,bj->bi", R, w[:, 3:])
             run.in_contact = bool(np.any(w))
-        names = [o.name for o in objects]
+        names = self.object_names
         self._contacts = ActiveContacts(point=freeze(point), normal=freeze(normal), force=freeze(force),
                                         depth=freeze(depth), mu=freeze(np.sqrt(self.object_mu[a] * self.object_mu[b])),
                                         body_a=tuple(names[i] for i in a), body_b=tuple(names[i] for i in b))
