@@ -126,7 +126,8 @@ def _sole_signals(universe) -> list:
 def _sensor_signals(spec) -> list:
     """The components of what a sensor plugin declares in ``signals`` (name: (unit, size)); NaN before its first
     reading."""
-    name = sensor_name(spec.target, spec.params.get("body") or spec.params.get("joint"), spec.params.get("name"))
+    name = sensor_name(spec.target, spec.params.get("body") or spec.params.get("joint") or spec.name,
+                       spec.params.get("name"))
     out = []
     for signal, (unit, size) in getattr(plugins.get("sensor", spec.name), "signals", {}).items():
         for k in range(size):
