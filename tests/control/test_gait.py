@@ -171,15 +171,18 @@ def walk():
 
 def test_rabbit_walks_four_steps(walk):
     """2.4 s of scenes/rabbit_walk.xml: the legs alternate at every touchdown, each landing below 0.1 m/s
-    (impactless), the step lengths within 1.5 cm of the gait's 0.45 m (the rollers roll a little), the hip
-    within 1 cm of its 0.71 m, the trunk upright to 0.01 rad, and the double-support distribution solves the
-    dynamics to 1e-8 at every step."""
+    (impactless), the steps settle on a limit cycle (equal durations to 2 ms), the hip stays within 1 cm of its
+    0.71 m and the trunk upright to 0.01 rad, and the double-support distribution solves the dynamics to 1e-8 at
+    every step; the cones refuse it (the landed foot not yet pressed) at most 5 steps per landing."""
     gait, residuals, heights, pitch = walk
     landings = gait.touchdowns
-    assert len(landings) >= 3
-    assert [name for _, name, _ in landings][:3] == ["left_foot", "right_foot", "left_foot"]
+    assert len(landings) >= 4
+    assert [name for _, name, _ in landings][:4] == ["left_foot", "right_foot", "left_foot", "right_foot"]
     assert max(speed for _, _, speed in landings) < 0.1
+    durations = np.diff([t for t, _, _ in landings])
+    assert np.ptp(durations) <= 0.002
     assert max(residuals) <= 1e-8
+    assert gait.qp_failures <= 5 * len(landings)
     assert np.abs(heights - 0.71).max() < 0.01 and np.abs(pitch).max() < 0.01
 
 
