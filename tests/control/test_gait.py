@@ -204,3 +204,20 @@ def test_bad_gait_files_are_refused(rabbit, tmp_path):
         GaitPlayback(model, np.array([0, 0, -9.81]), tmp_path, gait="short.npz", double_support=0.05,
                      progress="boom_x")
     assert err.value.file.endswith("short.npz")
+
+
+def test_an_optimiser_npz_is_read_like_the_csv(rabbit, tmp_path):
+    """`articula optimise` writes t, q, v, tau, joint_names, status, energy: the same gait from that .npz and from
+    the CSV; joint_names that are not the model's are refused, naming the first that differs."""
+    model, _, gait = rabbit
+    names = np.array(["boom_x", "boom_z", "boom_pitch", "left_hip", "left_knee", "right_hip", "right_knee"])
+    np.savez(tmp_path / "opt.npz", t=gait.t, q=gait.q, v=gait.v, tau=np.zeros_like(gait.v), joint_names=names,
+             status="Solve_Succeeded", energy=1.0)
+    read = GaitFile(model, tmp_path / "opt.npz")
+    for s in (0.0, 0.2, 0.4):
+        for order in (0, 1, 2):
+            np.testing.assert_array_equal(read(s, order), gait(s, order))
+    np.savez(tmp_path / "other.npz", t=gait.t, q=gait.q, joint_names=names[[0, 1, 2, 5, 6, 3, 4]])
+    with pytest.raises(UniverseError, match="joint_names") as err:
+        GaitFile(model, tmp_path / "other.npz")
+    assert err.value.value == "right_hip"

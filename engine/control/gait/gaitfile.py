@@ -3,7 +3,9 @@
 * CSV: a header ``t, q_1, ..., q_n`` then one row per sample, optionally followed by ``v_1, ..., v_n`` (the
   velocity coordinates) and ``tau_1, ..., tau_n`` (the joint forces the optimiser found; kept for comparison,
   not applied).  q_i are the model's configuration coordinates in its order (``model.joints[j].idx_q``).
-* NPZ: arrays ``t`` (N,), ``q`` (N, nq), optionally ``v`` (N, nv) and ``tau`` (N, nv).
+* NPZ: arrays ``t`` (N,), ``q`` (N, nq), optionally ``v`` (N, nv) and ``tau`` (N, nv), and ``joint_names``
+  (nv,), which must then be the model's, coordinate by coordinate (other arrays, such as the optimiser's
+  ``status`` and ``energy``, are ignored).
 
 Times are seconds from the start of the period, increasing.  The trajectory is interpolated by a cubic spline
 (Hermite on the given velocities when ``v`` is there), so q̇ and q̈ follow from it.
@@ -26,7 +28,7 @@ class GaitFile:
         path = Path(path)
         self.path = str(path)
         if path.suffix == ".npz":
-            self.t, self.q, self.v, self.tau = _read_npz(path)
+            self.t, self.q, self.v, self.tau = _read_npz(path, model)
         else:
             self.t, self.q, self.v, self.tau = _read_csv(path, model.nq, model.nv)
         if self.q.shape[1] != model.nq:
@@ -54,19 +56,25 @@ class GaitFile:
         return self.spline(np.clip(s, 0.0, self.period), order)
 
 
-def _read_npz(path):
+def _read_npz(path, model):
     try:
         with np.load(path) as f:
-            arrays = {k: np.asarray(f[k], float) for k in f.files}
+            arrays = {k: np.asarray(f[k], float) for k in ("t", "q", "v", "tau") if k in f.files}
+            names = [str(n) for n in f["joint_names"]] if "joint_names" in f.files else None
     except (OSError, ValueError) as exc:
         raise UniverseError(f"cannot read gait: {exc}", str(path)) from None
     for key in ("t", "q"):
         if key not in arrays:
             raise UniverseError("a gait .npz needs arrays 't' and 'q' (and optionally 'v', 'tau')", str(path),
-                                value=sorted(arrays))
+                                value=key)
     for key, a in arrays.items():
         if not np.all(np.isfinite(a)):
             raise UniverseError(f"gait array '{key}' has a non-finite value", str(path), value=key)
+    ours = [model.joint_name[j] for j in model.dof_joint]
+    if names is not None and names != ours:
+        wrong = next((a, b) for a, b in zip(names + [None] * len(ours), ours + [None] * len(names)) if a != b)
+        raise UniverseError(f"the gait's joint_names are not '{model.name}''s coordinates {ours}", str(path),
+                            value=wrong[0])
     return arrays["t"].reshape(-1), np.atleast_2d(arrays["q"]), arrays.get("v"), arrays.get("tau")
 
 
