@@ -104,11 +104,11 @@ class GaitPlayback:
     def reset(self, q, v):
         self.step, self.phase, self.theta, self.touchdowns, self.last, self.qp_failures = 0, "double", 0.0, [], {}, 0
 
-    def reference(self, s, order=0, step=None, offset=0.0):
-        """q_ref (order 0), q̇_ref or q̈_ref at time s of the period, re-indexed for ``step`` (default the
-        current one), the progression moved by ``offset``."""
+    def reference(self, s, order=0, offset=0.0):
+        """q_ref (order 0), q̇_ref or q̈_ref at time s of the period, re-indexed for the current step, the
+        progression moved by ``offset``."""
         value = self.file(s, order)
-        if (self.step if step is None else step) % 2:
+        if self.step % 2:
             value = self.swap.q(value) if order == 0 else self.swap.v(value)
         if order == 0:
             value[self.swap.progress] += offset
