@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import engine
+import engine.control.gait.controller as C
 from engine.control.gait.controller import GaitPlayback
 from engine.control.gait.distribution import cone_rows, distribute, hybrid_contact
 from engine.control.gait.gaitfile import GaitFile
@@ -221,3 +222,15 @@ def test_an_optimiser_npz_is_read_like_the_csv(rabbit, tmp_path):
     with pytest.raises(UniverseError, match="joint_names") as err:
         GaitFile(model, tmp_path / "other.npz")
     assert err.value.value == "right_hip"
+
+
+def test_a_landing_above_the_tolerance_is_reported(tmp_path):
+    """The same walk with a touchdown tolerance of 1 cm/s, below the ~5 cm/s the first landing measures: a
+    TouchdownWarning names the foot, the time and the speed, which ``touchdowns`` keeps."""
+    scene = (ROOT / "scenes/rabbit_walk.xml").read_text().replace("../assets", str(ROOT / "assets"))
+    (tmp_path / "walk.xml").write_text(scene.replace('mu="0.8"/>', 'mu="0.8" touchdown_tolerance="0.01"/>'))
+    sim = engine.Simulation(engine.load_universe(tmp_path / "walk.xml"))
+    with pytest.warns(C.TouchdownWarning, match=r"'left_foot' landed at t = 0\.5\d+ s at 0\.0\d+ m/s"):
+        sim.step(620)
+    (t, foot, speed), = sim.runs[0].controllers[0].touchdowns
+    assert foot == "left_foot" and 0.01 < speed < 0.1
