@@ -1,7 +1,6 @@
 """Heel and toe normal forces, the centre of pressure along the sole and its margin as signals (issue 14 part 6;
 seed 003 §5.C, Chessé's two-point foot), on a foot standing still on its heel and toe, a statically
 determinate load split."""
-import numpy as np
 import pytest
 
 import engine

@@ -2,7 +2,6 @@
 simulation's 1 kHz, their RMS distance to the model's frames as a signal, missing markers reported as gaps and
 bridged only on request. The slider carries its pivot and a tip 1 m along the arm at 0.3 m/s without gravity:
 a uniform translation, which linear interpolation of the markers reproduces exactly."""
-import warnings
 
 import numpy as np
 import pytest
