@@ -17,8 +17,9 @@ Jacobian on each piece gives the Newton step J Δf = −φ (Newton's method on a
                                dφ_t = df_t − V̂ dr − (r/‖V‖)(I − V̂V̂ᵀ) dV,  dr = μ dp_n,  dV = df_t − ρ_t W_t· df;
 * frictionless (μ = 0):        φ_t = f_t                       → Δf_t = −f_t;
 * bilateral rows:              φ = ρ v                         → rows ρ W_b·;
-* friction row (|f| ≤ b), p = f − ρ v:  |p| ≤ b: φ = ρ v (a row ρ W_b·, like a bilateral one);
-                               |p| > b: φ = f ∓ b              → Δf = ±b − f (the row leaves the system, CLAMPED).
+* one-row block (friction: |f| ≤ b; limit: f ≥ 0), p = f − ρ v:
+                               p inside the set: φ = ρ v        → a row ρ W_b·, like a bilateral one;
+                               otherwise: φ = f − proj(p)       → Δf = proj(p) − f (the row leaves, CLAMPED).
 
 The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ_A − J_AD Δf_D. A hyperstatic support
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
@@ -40,8 +41,8 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, _sweep, clip, definite_cholesky,
-                                    kept_solve, natural_residual, project_cone)
+from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, definite_cholesky,
+                                    kept_solve, natural_residual, project_cone, project_row)
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
@@ -62,8 +63,8 @@ def force_norm(f):
 
 @njit(cache=True, nogil=True)
 def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip):
-    """Each block's piece of φ (SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = bilateral or a friction row inside
-    its box, CLAMPED = a friction row at ±b, the bound in slip[b, 0]); for a slipping contact
+    """Each block's piece of φ (SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = bilateral or a one-row block inside
+    its set, CLAMPED = a one-row block on its boundary, its force in slip[b, 0]); for a slipping contact
     slip[b] = (V̂1, V̂2, M11, M12, M22) with M = (r/‖V‖)(I − V̂V̂ᵀ). Returns (active rows, any slip)."""
     m, slipping = 0, False
     for b in range(block_kind.shape[0]):
@@ -72,14 +73,15 @@ def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, s
             status[b] = BOUND
             m += e - s
             continue
-        if block_kind[b] == FRICTION:
+        if block_kind[b] >= FRICTION:
             p = f[s] - block_rho[b, 0] * v[s]
-            if block_state[b] != INERT and abs(p) <= block_mu[b]:
+            inside = p > 0.0 if block_kind[b] == LIMIT else abs(p) <= block_mu[b]
+            if block_state[b] != INERT and inside:
                 status[b] = BOUND
                 m += 1
             else:
                 status[b] = CLAMPED
-                slip[b, 0] = clip(p, block_mu[b]) if block_state[b] != INERT else 0.0
+                slip[b, 0] = project_row(p, block_kind[b], block_mu[b]) if block_state[b] != INERT else 0.0
             continue
         pn = f[s] - block_rho[b, 0] * v[s]
         if block_state[b] == INERT or pn <= 0.0:
@@ -229,8 +231,8 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
             for r in range(s, e):
                 acc += (rn * v[r]) ** 2
             continue
-        if block_kind[b] == FRICTION:
-            acc += (f[s] - clip(f[s] - rn * v[s], block_mu[b])) ** 2
+        if block_kind[b] >= FRICTION:
+            acc += (f[s] - project_row(f[s] - rn * v[s], block_kind[b], block_mu[b])) ** 2
             continue
         pn = max(f[s] - rn * v[s], 0.0)
         rt = block_rho[b, 2]
@@ -267,8 +269,8 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             v_trial[i] = v[i] + alpha * wd[i]
         for blk in range(block_kind.shape[0]):
             s = block_start[blk]
-            if block_kind[blk] == FRICTION:
-                d = clip(f_trial[s], block_mu[blk]) - f_trial[s]
+            if block_kind[blk] >= FRICTION:
+                d = project_row(f_trial[s], block_kind[blk], block_mu[blk]) - f_trial[s]
                 if d != 0.0:
                     f_trial[s] += d
                     for i in range(n):

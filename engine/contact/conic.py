@@ -9,14 +9,14 @@ to its solver for one collision group of one step —
 ``u``              (n,)        the free velocity J v_free with the normal targets (restitution, gap, correction)
 ``block_start``    (nb + 1,)   rows of block b: block_start[b] … block_start[b + 1] − 1
 ``block_kind``     (nb,)       0: contact, rows (n, t1, t2), force in the Coulomb cone K_μ; 1: bilateral (closure);
-                               2: a joint's dry friction, one row, |f| ≤ b
+                               2: a joint's dry friction, one row, |f| ≤ b; 3: a joint limit, one row, f ≥ 0
 ``block_mu``       (nb,)       μ of each contact block, b of each friction row (0 for bilateral blocks)
 ``f0``             (n,)        the warm start (the previous step's forces of the same contacts)
 =================  ==========  ===================================================================================
 
 The solution is f with v = W f + u, per contact f ∈ K_μ, ṽ = (v_n + μ‖v_t‖, v_t) ∈ K_μ* and f ⟂ ṽ (Signorini and
 Coulomb's law in De Saxcé's form), v = 0 on bilateral rows, and on a friction row |f| ≤ b with v = 0 while
-|f| < b and f = −b sign(v) otherwise: the exact problem whose natural residual every solver
+|f| < b and f = −b sign(v) otherwise, and on a limit row 0 ≤ f ⟂ v ≥ 0: the exact problem whose natural residual every solver
 of Articula reports (``engine.contact.cone``). ``articula run scene.xml --export-problems DIR`` writes every
 group of every step; the fixtures of ``tests/contact/data`` are such files.
 
@@ -24,6 +24,7 @@ group of every step; the fixtures of ``tests/contact/data`` are such files.
 the convex relaxation of the problem (Anitescu 2006; the cone complementarity problem of Tasora & Anitescu 2011),
 
     min_f  ½ fᵀ W f + uᵀ f    subject to  f_i ∈ K_μi  (contacts),  f free (bilateral rows),  |f| ≤ b (friction),
+                                                f ≥ 0 (limits),
 
 whose optimality conditions are those of the exact problem with v instead of ṽ: it agrees with it where every
 contact sticks or separates, and where μ = 0 (then it is the frictionless LCP), and a sliding contact separates at
@@ -38,7 +39,7 @@ from time import perf_counter
 import numpy as np
 from scipy import sparse
 
-from engine.contact.cone import BILATERAL, FRICTION, ConstraintBlocks, SolverStats
+from engine.contact.cone import BILATERAL, FRICTION, LIMIT, ConstraintBlocks, SolverStats
 from engine.plugins import register
 
 PROBLEM_KEYS = ("W", "u", "block_start", "block_kind", "block_mu", "f0")
@@ -113,6 +114,11 @@ class ClarabelSolver:
                 bound[m] = bound[m + 1] = float(blocks.block_mu[b])
                 cones.append(c.NonnegativeConeT(2))
                 m += 2
+                continue
+            if kind == LIMIT:                          # f ≥ 0
+                rows, cols, vals = rows + [m], cols + [s], vals + [-1.0]
+                cones.append(c.NonnegativeConeT(1))
+                m += 1
                 continue
             mu = float(blocks.block_mu[b])
             if mu > 0.0:                               # s = (μ f_n, f_t) in the second-order cone
