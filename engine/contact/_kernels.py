@@ -4,9 +4,10 @@ allocation inside the sweeps; 3-vectors are tuples.
 
 Block layout (``ConstraintBlocks`` in cone.py): block b owns rows ``s = block_start[b] .. e = block_start[b+1]``,
 ``block_kind[b]`` is CONTACT (rows n, t1, t2), BILATERAL, or a one-row block: FRICTION (force in the box
-|f| ≤ ``block_mu[b]``: a joint's dry friction) or LIMIT (force f ≥ 0: a joint limit, Signorini on one row). ``prepare_blocks`` fills, per block, ``block_inv`` (W_bb⁻¹
-flattened, from ``inv_start[b]``), ``block_state`` (INERT, SINGULAR or REGULAR) and ``block_rho`` (ρ_n, ρ_t for
-Newton by eq. 3.30, ρ_t for the projection step; 1/W_bb for a one-row block).
+|f| ≤ ``block_mu[b]``: a joint's dry friction) or LIMIT (force f ≥ 0: a joint limit, Signorini on one row).
+``prepare_blocks`` fills, per block, ``block_inv`` (W_bb⁻¹ flattened, from ``inv_start[b]``), ``block_state``
+(INERT, SINGULAR or REGULAR) and ``block_rho`` (ρ_n, ρ_t for Newton by eq. 3.30, ρ_t for the projection step;
+1/W_bb for a one-row block).
 """
 from __future__ import annotations
 

@@ -15,10 +15,10 @@ to its solver for one collision group of one step —
 =================  ==========  ===================================================================================
 
 The solution is f with v = W f + u, per contact f ∈ K_μ, ṽ = (v_n + μ‖v_t‖, v_t) ∈ K_μ* and f ⟂ ṽ (Signorini and
-Coulomb's law in De Saxcé's form), v = 0 on bilateral rows, and on a friction row |f| ≤ b with v = 0 while
-|f| < b and f = −b sign(v) otherwise, and on a limit row 0 ≤ f ⟂ v ≥ 0: the exact problem whose natural residual every solver
-of Articula reports (``engine.contact.cone``). ``articula run scene.xml --export-problems DIR`` writes every
-group of every step; the fixtures of ``tests/contact/data`` are such files.
+Coulomb's law in De Saxcé's form), v = 0 on bilateral rows, on a friction row |f| ≤ b with v = 0 while
+|f| < b and f = −b sign(v) otherwise, and on a limit row 0 ≤ f ⟂ v ≥ 0: the exact problem whose natural residual
+every solver of Articula reports (``engine.contact.cone``). ``articula run scene.xml --export-problems DIR``
+writes every group of every step; the fixtures of ``tests/contact/data`` are such files.
 
 **Clarabel** (``<Solver name="clarabel"/>``; Goulart & Chen 2024, an interior-point solver for conic programs):
 the convex relaxation of the problem (Anitescu 2006; the cone complementarity problem of Tasora & Anitescu 2011),

@@ -208,6 +208,43 @@ def joint_rows(joint_mb, joint_body, joint_s, offset, body_R, body_p, V_free, si
                 u[j, 0] += X[j, s, 0, k] * V_free[side[j, s], k]
 
 
+def joint_limit_maps(model):
+    """The joints' limit rows of a model: per revolute or prismatic joint with a finite range, (dof, q index, child
+    body, parent body, s (6,), lower, upper), s as in ``joint_row_maps``."""
+    from engine.model.model import JointType
+    rows = []
+    for j in range(model.nbodies):
+        kq, k = int(model.joint_idx_q[j]), int(model.joint_idx_v[j])
+        if (int(model.joint_type[j]) in (JointType.REVOLUTE, JointType.PRISMATIC)
+                and np.isfinite(model.q_lower[kq]) and np.isfinite(model.q_upper[kq])):
+            S = np.asarray(model.dof_S[k], dtype=float)
+            rows.append((k, kq, j, int(model.body_parent[j]), S / (S @ S), float(model.q_lower[kq]),
+                         float(model.q_upper[kq])))
+    return rows
+
+
+@kernel
+def limit_rows(q, lower, upper, dt, erp, slop, margin, X, u, nrows):
+    """Joint limits as Signorini rows, on the maps of ``joint_rows`` (q̇ of the joint, u = q̇ at v_free): the nearer
+    bound decides the row's direction, +q̇ at the lower one and −q̇ at the upper one, so that f ≥ 0 pushes the joint
+    back into its range; the gap g = q − lower (or upper − q) gives the target as a contact's normal gap does
+    (``_stepping_kernels.normal_target`` without restitution: −g/δt while apart, erp (−g − slop)/δt beyond). A
+    row is active (``nrows`` 1) when g < ``margin`` or the free velocity would cross the bound within the step."""
+    for j in range(q.shape[0]):
+        below, above = q[j] - lower[j], upper[j] - q[j]
+        sign, gap = (1.0, below) if below <= above else (-1.0, above)
+        qdot = u[j, 0]
+        if gap >= margin and gap + dt * sign * qdot > 0.0:
+            nrows[j] = 0
+            continue
+        nrows[j] = 1
+        for s in range(2):
+            for k in range(6):
+                X[j, s, 0, k] *= sign
+        target = -gap / dt if gap > 0.0 else erp * max(-gap - slop, 0.0) / dt
+        u[j, 0] = sign * qdot - target
+
+
 def project_closures(run, closures, m, iterations=3, tol=1e-12):
     """Post-step position projection of multibody m (``run``, an ``engine.simulation.MultiBodyRun``) onto its
     loop-closure manifold (Gauss–Newton): q ← q ⊕ (−J_c⁺ e), with e the closure errors (anchor gap, hinge

@@ -36,6 +36,7 @@ class SolverSettings:
     facets: int = 8
     delassus: str = "auto"             # "auto", "test-force", "chang-khatib", "thesis", "dense"
     joint_friction: str = "torque"     # the joints' dry friction μ_d: "torque" or "constraint" (rows of the solve)
+    joint_limits: str = "none"         # the joints' ranges: "none" (not enforced) or "constraint" (rows of the solve)
 
 
 @dataclass(frozen=True)
