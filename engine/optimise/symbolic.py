@@ -150,3 +150,24 @@ def rnea_function(model, gravity=GRAVITY):
     """A casadi.Function ``rnea(q, v, a) -> tau``, built once per model."""
     q, v, a = ca.SX.sym("q", model.nq), ca.SX.sym("v", model.nv), ca.SX.sym("a", model.nv)
     return ca.Function("rnea", [q, v, a], [rnea(model, q, v, a, gravity=gravity)], ["q", "v", "a"], ["tau"])
+
+
+def angular_velocity(model, q, v, body):
+    """ω (3,) of ``body`` in the base frame: Σ over its ancestors j of ᵒR_j S_j,ω q̇_j."""
+    if body < 0:
+        return ca.DM.zeros(3)
+    oM, w, i = placements(model, q), 0, body
+    while i >= 0:
+        iv = slice(int(model.joint_idx_v[i]), int(model.joint_idx_v[i] + model.joint_nv[i]))
+        w = w + oM[i][0] @ (ca.DM(np.asarray(model.dof_S)[iv, 3:].T) @ v[iv])
+        i = int(model.body_parent[i])
+    return w
+
+
+def point_wrench(model, q, body, point, force, moment=None):
+    """A force (3,) through ``point`` of ``body`` (and a moment), both in the base frame, as the body-frame
+    wrench at the body origin that ``rnea``'s f_ext takes: f = ᵒRᵀ F, n = p × f + ᵒRᵀ M."""
+    R = placements(model, q)[body][0]
+    f = R.T @ force
+    n = ca.cross(ca.DM(point), f) + (R.T @ moment if moment is not None else 0)
+    return ca.vertcat(f, n)
