@@ -43,6 +43,8 @@ PLAIN_STATUS = {
     "Error_In_Step_Computation": "failed: the linear solver could not compute a step",
 }
 SOLVED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
+CONE_EPS = 1e-6    # N: keeps the 3D cone's norm differentiable at F_t = 0
+GIVEN_GAP, GIVEN_SPEED = 1e-4, 1e-3   # m, m/s: a given boundary state this close to its closures makes them redundant
 
 
 @dataclass
@@ -215,11 +217,17 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
     Q, V, A = opti.variable(nv, N + 1), opti.variable(nv, N + 1), opti.variable(nv, N + 1)
     U, L = opti.variable(nu, N + 1), opti.variable(max(nf, 1), N + 1)
     Lam = L[:nf, :] if nf else ca.MX.zeros(0, N + 1)
-    opti.subject_to(Q[:, 1:] - Q[:, :-1] == h / 2 * (V[:, :-1] + V[:, 1:]))     # trapezoidal defects
+    defect_q = Q[:, 1:] - Q[:, :-1] - h / 2 * (V[:, :-1] + V[:, 1:])              # trapezoidal defects
     opti.subject_to(V[:, 1:] - V[:, :-1] == h / 2 * (A[:, :-1] + A[:, 1:]))
     opti.subject_to(ca.vec(residual.map(N + 1)(Q, V, A, U, Lam)) == 0)           # inverse dynamics = S_u u
-    if nf:
-        opti.subject_to(ca.vec(gaps.map(N + 1)(Q)) == 0)                         # closures and contacts
+    if nf:                                    # closures and contacts: g(q_k) = 0 and G(q_k) v_k = 0
+        G = gap_jacobian(model, gaps)
+        Gam = opti.variable(nf, N)            # the chord leaves the manifold: + G(q_{k+1})ᵀ γ_k (Posa 2016)
+        defect_q -= ca.horzcat(*[G(Q[:, k + 1]).T @ Gam[:, k] for k in range(N)])
+        for k in _constrained_nodes(model, gaps, G, N, (start_q, start_v), (end_q, end_v)):
+            opti.subject_to(gaps(Q[:, k]) == 0)
+            opti.subject_to(G(Q[:, k]) @ V[:, k] == 0)
+    opti.subject_to(defect_q == 0)
     _limits(opti, model, problem, Q, V, U, Lam, anchor_list)
     _boundary(opti, model, problem, Q, V, start_q, end_q, start_v, end_v)
     P = powers.map(N + 1)(Q, V, U)
@@ -260,6 +268,27 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
                   meta={"anchors": [an.name for an in anchor_list], "power": p})
 
 
+def gap_jacobian(model, gaps):
+    """G(q) = ∂g/∂q, the closure and contact rows at the velocity level (nq = nv here)."""
+    q = ca.SX.sym("q", model.nq)
+    return ca.Function("G", [q], [ca.jacobian(gaps(q), q)], ["q"], ["G"])
+
+
+def _constrained_nodes(model, gaps, G, N, start, end):
+    """The nodes whose closure and contact rows are constraints.  A boundary node whose q and v are given in
+    full and satisfy the rows to the data's precision (GIVEN_GAP, GIVEN_SPEED) is left out: its rows would repeat
+    the boundary equalities (a singular Jacobian for IPOPT, an infeasible one when the data are rounded).
+    A given state that breaks them keeps them, and the solver reports the contradiction."""
+    nodes = list(range(N + 1))
+    for node, (given_q, given_v) in ((0, start), (N, end)):
+        if len(given_q) == len(given_v) == model.nv:
+            q = np.array([given_q[k] for k in range(model.nv)])
+            v = np.array([given_v[k] for k in range(model.nv)])
+            if np.abs(gaps(q).full()).max() <= GIVEN_GAP and np.abs(G(q).full() @ v).max() <= GIVEN_SPEED:
+                nodes.remove(node)
+    return nodes
+
+
 def _dof_names(model):
     return [model.joint_name[int(model.dof_joint[k])] for k in range(model.nv)]
 
@@ -290,9 +319,12 @@ def _limits(opti, model, problem, Q, V, U, Lam, anchor_list):
             F = {r: Lam[k + j, :] for j, r in enumerate(an.rows)}
             if 2 not in F:
                 raise problem.error(f"contact '{an.name}' cannot move vertically: no normal force", "contact")
-            tangential = sum(F[r] ** 2 for r in (0, 1) if r in F)
             opti.subject_to(F[2] >= an.min_normal)
-            opti.subject_to(tangential <= an.mu ** 2 * F[2] ** 2)
+            tangential = [F[r] for r in (0, 1) if r in F]
+            if len(tangential) == 1:                                  # planar: −μ F_z ≤ F_t ≤ μ F_z
+                opti.subject_to(opti.bounded(-an.mu * F[2], tangential[0], an.mu * F[2]))
+            elif tangential:                                          # √(F_x² + F_y²) ≤ μ F_z, a convex form
+                opti.subject_to(ca.sqrt(tangential[0] ** 2 + tangential[1] ** 2 + CONE_EPS ** 2) <= an.mu * F[2])
         k += len(an.rows)
     for i, spec in enumerate(problem.clearances):
         try:
