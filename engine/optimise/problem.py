@@ -26,12 +26,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.errors import UniverseError
+from engine.errors import UniverseError, did_you_mean
 
 NUMBER = (int, float)
 ACTUATOR_KEYS = {"weight": NUMBER, "scale": NUMBER, "max_torque": NUMBER, "max_speed": NUMBER, "axis": list}
 SCHEMA = {
-    "scene": str, "multibody": str, "duration": NUMBER, "intervals": int,
+    "multibody": str, "duration": NUMBER, "intervals": int,
     "cost": {"effort": NUMBER, "force": NUMBER, "energy": NUMBER, "energy_smoothing": NUMBER},
     "actuators": {"*": ACTUATOR_KEYS},
     "start": {"q": {"*": NUMBER}, "v": {"*": NUMBER}},
@@ -61,7 +61,6 @@ class Problem:
     duration: float
     intervals: int = 40
     multibody: str | None = None
-    scene: str | None = None
     effort: float = 1.0
     force: float = 1e-4
     energy: float = 0.0
@@ -81,7 +80,7 @@ class Problem:
 
     def error(self, message, key, value=None):
         """A UniverseError at the line of ``key`` (dotted)."""
-        return UniverseError(f"{message} ('{key}')", self.source, self.lines.get(key), value)
+        return UniverseError(f"'{key}': {message}", self.source, self.lines.get(key), value)
 
 
 def key_lines(text: str) -> dict:
@@ -108,7 +107,7 @@ def key_lines(text: str) -> dict:
 def _check(data, schema, path, source, lines):
     """Walk ``data`` against ``schema``: unknown keys and wrong types raise with the key's line."""
     def fail(message, key, value=None):
-        raise UniverseError(f"{message} ('{key}')", source, lines.get(key), value)
+        raise UniverseError(f"'{key}': {message}", source, lines.get(key), value)
     if isinstance(schema, list):
         if not isinstance(data, list):
             fail("expected an array of tables [[...]]", path)
@@ -121,7 +120,8 @@ def _check(data, schema, path, source, lines):
         full = f"{path}.{key}" if path else key
         expected = schema.get(key, schema.get("*"))
         if expected is None:
-            fail(f"unknown key; known here: {', '.join(sorted(schema))}", full)
+            known = [k for k in schema if k != "*"]
+            fail(f"unknown key{did_you_mean(key, known)} (known here: {', '.join(sorted(known))})", full)
         if isinstance(expected, (dict, list)):
             _check(value, expected, full, source, lines)
         elif isinstance(value, bool) or not isinstance(value, expected):
@@ -147,7 +147,7 @@ def load_problem(path) -> Problem:
     cost, solver, periodic = data.get("cost", {}), data.get("solver", {}), data.get("periodic", {})
     problem = Problem(
         source=str(path), duration=float(data["duration"]), intervals=data.get("intervals", 40),
-        multibody=data.get("multibody"), scene=data.get("scene"), **{k: float(v) for k, v in cost.items()},
+        multibody=data.get("multibody"), **{k: float(v) for k, v in cost.items()},
         actuators=tuple(Actuator(name, **{k: tuple(v) if k == "axis" else float(v) for k, v in spec.items()})
                         for name, spec in data.get("actuators", {}).items()),
         start_q=data.get("start", {}).get("q", {}), start_v=data.get("start", {}).get("v", {}),
