@@ -38,9 +38,10 @@ def multibody_of(universe, problem):
 
 def optimise(universe, problem, verbose=False):
     """Solve ``problem`` on its multibody of ``universe``; gravity in the multibody's base frame."""
-    from engine.optimise.collocation import solve
+    from engine.optimise import collocation, smooth_step
     mb = multibody_of(universe, problem)
-    return solve(mb.model, problem, mb.q0, mb.R.T @ np.asarray(universe.gravity, float), verbose)
+    solver = smooth_step if problem.smooth_step is not None else collocation
+    return solver.solve(mb.model, problem, mb.q0, mb.R.T @ np.asarray(universe.gravity, float), verbose)
 
 
 def _run(args) -> int:

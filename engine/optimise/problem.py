@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.errors import UniverseError, did_you_mean
@@ -40,6 +40,8 @@ SCHEMA = {
     "contact": [{"frame": str, "mu": NUMBER, "min_normal": NUMBER, "at": list}],
     "clearance": [{"frame": str, "min_height": NUMBER}],
     "solver": {"max_iterations": int, "tolerance": NUMBER},
+    "smooth_step": {"joint": str, "duration": list, "peak_time": list, "peak_deg": list, "end_deg": NUMBER,
+                    "gap": NUMBER, "turn_joint": str, "turn_deg": list, "intervals": list, "smoothing": NUMBER},
 }
 
 
@@ -53,6 +55,26 @@ class Actuator:
     max_torque: float = math.inf
     max_speed: float = math.inf
     axis: tuple | None = None
+
+
+@dataclass(frozen=True)
+class SmoothStep:
+    """Seed 004's gesture synthesis (engine/optimise/smooth_step.py): ``joint`` driven by two smooth steps,
+    0 → φ_M over [0, t_M], φ_M → ``end`` over [t_M, t_f]; boxes (lo, hi) on t_f (``duration``), t_M
+    (``peak_time``) and φ_M (``peak``, rad); t_f − t_M ≥ ``gap``; ``turn`` bounds θ(t_f) − θ(0) of ``turn_joint``
+    (rad); ``intervals`` (N₁, N₂) per phase; |C| smoothed by ``smoothing`` (N m)."""
+    joint: str
+    duration: tuple
+    peak_time: tuple
+    peak: tuple
+    turn_joint: str
+    turn: tuple
+    end: float = 0.0
+    gap: float = 0.0
+    intervals: tuple = (40, 40)
+    smoothing: float = 0.1
+    max_iterations: int = 500
+    tolerance: float = 1e-8
 
 
 @dataclass(frozen=True)
@@ -76,6 +98,7 @@ class Problem:
     clearances: tuple = ()    # dicts: frame, min_height
     max_iterations: int = 500
     tolerance: float = 1e-8
+    smooth_step: SmoothStep | None = None
     lines: dict = field(default_factory=dict, repr=False)   # dotted key -> line, for later errors
 
     def error(self, message, key, value=None):
@@ -142,11 +165,12 @@ def load_problem(path) -> Problem:
         raise UniverseError(f"malformed TOML: {exc}", str(path), int(line.group(1)) if line else None) from None
     lines = key_lines(text)
     _check(data, SCHEMA, "", str(path), lines)
-    if "duration" not in data:
+    step = data.get("smooth_step")
+    if "duration" not in data and step is None:
         raise UniverseError("missing key 'duration' (s)", str(path))
     cost, solver, periodic = data.get("cost", {}), data.get("solver", {}), data.get("periodic", {})
     problem = Problem(
-        source=str(path), duration=float(data["duration"]), intervals=data.get("intervals", 40),
+        source=str(path), duration=float(data.get("duration", math.inf)), intervals=data.get("intervals", 40),
         multibody=data.get("multibody"), **{k: float(v) for k, v in cost.items()},
         actuators=tuple(Actuator(name, **{k: tuple(v) if k == "axis" else float(v) for k, v in spec.items()})
                         for name, spec in data.get("actuators", {}).items()),
@@ -156,8 +180,35 @@ def load_problem(path) -> Problem:
         contacts=tuple(data.get("contact", ())), clearances=tuple(data.get("clearance", ())),
         max_iterations=solver.get("max_iterations", 500), tolerance=float(solver.get("tolerance", 1e-8)),
         lines=lines)
+    if step is not None:
+        return replace(problem, duration=math.nan, smooth_step=_smooth_step(problem, step, solver))
     _check_values(problem)
     return problem
+
+
+def _smooth_step(problem, step, solver) -> SmoothStep:
+    """The [smooth_step] table: every box a (lo, hi) pair with lo <= hi, angles given in degrees."""
+    for key in ("joint", "duration", "peak_time", "peak_deg", "turn_joint", "turn_deg"):
+        if key not in step:
+            raise problem.error("missing in [smooth_step]", f"smooth_step.{key}")
+
+    def box(key, scale=1.0):
+        lo_hi = step[key]
+        if len(lo_hi) != 2 or not all(isinstance(x, NUMBER) for x in lo_hi) or not lo_hi[0] <= lo_hi[1]:
+            raise problem.error("a box is [low, high] with low <= high", f"smooth_step.{key}", lo_hi)
+        return (lo_hi[0] * scale, lo_hi[1] * scale)
+    intervals = step.get("intervals", [40, 40])
+    if len(intervals) != 2 or not all(isinstance(n, int) and n >= 2 for n in intervals):
+        raise problem.error("two interval counts (phase 1, phase 2), each >= 2", "smooth_step.intervals", intervals)
+    if box("duration")[0] <= 0 or box("peak_time")[0] <= 0:
+        raise problem.error("times must be > 0", "smooth_step.duration")
+    rad = math.pi / 180.0
+    return SmoothStep(joint=step["joint"], duration=box("duration"), peak_time=box("peak_time"),
+                      peak=box("peak_deg", rad), turn_joint=step["turn_joint"], turn=box("turn_deg", rad),
+                      end=step.get("end_deg", 0.0) * rad, gap=float(step.get("gap", 0.0)),
+                      intervals=tuple(intervals), smoothing=float(step.get("smoothing", 0.1)),
+                      max_iterations=solver.get("max_iterations", 500),
+                      tolerance=float(solver.get("tolerance", 1e-8)))
 
 
 def _check_values(p: Problem):
