@@ -24,6 +24,8 @@ import numpy as np
 from engine.optimise import symbolic
 from engine.optimise.collocation import Result, _dof
 
+MIN_LEVEL = 8   # the coarsest mesh of the refinement: at least this many intervals per phase
+
 
 def smooth_step(s):
     """S(s) and its first two derivatives (per unit s)."""
@@ -40,22 +42,37 @@ def _phase(s, duration, start, rise):
 
 def solve(model, problem, q_scene, gravity, verbose=False) -> Result:
     """Optimise the smooth-step gesture of ``problem`` (its ``smooth_step``) on ``model``, from [start.q] (the
-    scene's q where not given) at rest unless [start.v] says otherwise."""
+    scene's q where not given) at rest unless [start.v] says otherwise.  Mesh refinement: the problem is solved
+    on a quarter, then half, then all of its intervals, each solve starting from the previous one (from a cold
+    guess IPOPT stalls on fine meshes of this unstable motion)."""
     t0 = time.perf_counter()
     spec, nv = problem.smooth_step, model.nv
-    (N1, N2), d = spec.intervals, _dof(model, problem, spec.joint, "smooth_step.joint")
-    turn_dof = _dof(model, problem, spec.turn_joint, "smooth_step.turn_joint")
+    d = _dof(model, problem, spec.joint, "smooth_step.joint")
+    turn = _dof(model, problem, spec.turn_joint, "smooth_step.turn_joint")
     q_start, v_start = np.array(q_scene, float), np.zeros(nv)
     for values, target, key in ((problem.start_q, q_start, "start.q"), (problem.start_v, v_start, "start.v")):
         for name, x in values.items():
             target[_dof(model, problem, name, f"{key}.{name}")] = x
+    F, (N1, N2) = symbolic.rnea_function(model, gravity), spec.intervals
+    levels = [(N1 // f, N2 // f) for f in (4, 2) if min(N1 // f, N2 // f) >= MIN_LEVEL] + [(N1, N2)]
+    result, iterations, counts = None, 0, {}
+    for level in levels:
+        result = _collocate(model, spec, F, d, turn, q_start, v_start, level, result, verbose)
+        iterations += result.iterations
+        counts = {k: counts.get(k, 0) + n for k, n in result.evaluations.items()}
+    result.iterations, result.evaluations, result.wall_time = iterations, counts, time.perf_counter() - t0
+    return result
+
+
+def _collocate(model, spec, F, d, turn_dof, q_start, v_start, intervals, previous, verbose):
+    """One trapezoidal transcription on ``intervals`` (N₁, N₂), started from ``previous`` (a Result) or cold."""
+    nv, (N1, N2) = model.nv, intervals
     free = [k for k in range(nv) if k != d]
-    F = symbolic.rnea_function(model, gravity)
+    turn = free.index(turn_dof)
     opti = ca.Opti()
     t_f, t_M, phi_M = opti.variable(), opti.variable(), opti.variable()
-    opti.subject_to(opti.bounded(*spec.duration, t_f))
-    opti.subject_to(opti.bounded(*spec.peak_time, t_M))
-    opti.subject_to(opti.bounded(*spec.peak, phi_M))
+    for (lo, hi), x in ((spec.duration, t_f), (spec.peak_time, t_M), (spec.peak, phi_M)):
+        opti.subject_to(opti.bounded(lo, x, hi))
     opti.subject_to(t_f - t_M >= spec.gap)
     Qf, Vf, Af = (opti.variable(len(free), N1 + N2 + 1) for _ in range(3))
     nodes = [(k / N1, t_M, 0.0, phi_M) for k in range(N1 + 1)] + \
@@ -77,12 +94,11 @@ def solve(model, problem, q_scene, gravity, verbose=False) -> Result:
         weights.append(h)
     opti.subject_to(Qf[:, 0] == q_start[free])
     opti.subject_to(Vf[:, 0] == v_start[free])
-    turn = free.index(turn_dof)
-    opti.subject_to(opti.bounded(*spec.turn, Qf[turn, -1] - Qf[turn, 0]))
+    opti.subject_to(opti.bounded(spec.turn[0], Qf[turn, -1] - Qf[turn, 0], spec.turn[1]))
     w = [weights[0] / 2] + [(weights[k - 1] + weights[k]) / 2 for k in range(1, N1 + N2)] + [weights[-1] / 2]
     abs_C = [ca.sqrt(c ** 2 + spec.smoothing ** 2) for c in C]
     opti.minimize(sum(wk * ck for wk, ck in zip(w, abs_C)))
-    _guess(opti, spec, t_f, t_M, phi_M, Qf, q_start, free, turn, N1 + N2)
+    _guess(opti, spec, (t_f, t_M, phi_M), (Qf, Vf), q_start, free, turn, (N1, N2), previous)
     opti.solver("ipopt", {"print_time": False}, {"max_iter": spec.max_iterations, "tol": spec.tolerance,
                                                  "print_level": 5 if verbose else 0, "sb": "yes"})
     try:
@@ -104,15 +120,26 @@ def solve(model, problem, q_scene, gravity, verbose=False) -> Result:
                   actuator_names=(spec.joint,), energy=float(w_num @ np.abs(tau[:, d] * v[:, d])),
                   effort=float(w_num @ np.abs(tau[:, d])), closure_residual=0.0,          # f₂ (Eq. 78)
                   status=str(stats.get("return_status", "unknown")), iterations=int(stats.get("iter_count", 0)),
-                  evaluations=counts, wall_time=time.perf_counter() - t0,
+                  evaluations=counts, wall_time=0.0,
                   meta={"t_f": float(value(t_f)), "t_M": float(value(t_M)), "phi_M": float(value(phi_M))})
 
 
-def _guess(opti, spec, t_f, t_M, phi_M, Qf, q_start, free, turn, N):
-    """Mid-box parameters; the free joints still, the turn growing linearly to its lower bound."""
-    opti.set_initial(t_f, sum(spec.duration) / 2)
-    opti.set_initial(t_M, min(sum(spec.peak_time) / 2, sum(spec.duration) / 2 - spec.gap))
-    opti.set_initial(phi_M, sum(spec.peak) / 2)
-    guess = np.repeat(np.asarray(q_start)[free][:, None], N + 1, axis=1)
-    guess[turn] += np.linspace(0.0, spec.turn[0], N + 1)
-    opti.set_initial(Qf, guess)
+def _guess(opti, spec, params, states, q_start, free, turn, intervals, previous):
+    """From ``previous``: its parameters, and its free joints interpolated at the new nodes.  Cold: mid-box
+    parameters, the free joints still but the turn growing linearly to its first bound."""
+    (t_f, t_M, phi_M), (Qf, Vf), (N1, N2) = params, states, intervals
+    if previous is None:
+        guesses = (sum(spec.duration) / 2, min(sum(spec.peak_time) / 2, sum(spec.duration) / 2 - spec.gap),
+                   sum(spec.peak) / 2)
+        q = np.repeat(np.asarray(q_start)[free][:, None], N1 + N2 + 1, axis=1)
+        q[turn] += np.linspace(0.0, spec.turn[0], N1 + N2 + 1)
+        v = np.zeros_like(q)
+    else:
+        m = previous.meta
+        guesses = (m["t_f"], m["t_M"], m["phi_M"])
+        t = np.r_[np.linspace(0.0, m["t_M"], N1 + 1), np.linspace(m["t_M"], m["t_f"], N2 + 1)[1:]]
+        q, v = (np.array([np.interp(t, previous.t, X[:, k]) for k in free]) for X in (previous.q, previous.v))
+    for x, g in zip((t_f, t_M, phi_M), guesses):
+        opti.set_initial(x, g)
+    opti.set_initial(Qf, q)
+    opti.set_initial(Vf, v)
