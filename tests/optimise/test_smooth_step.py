@@ -7,6 +7,7 @@ turn hold, and Articula's own hybrid dynamics (engine/dynamics/hybrid.py: the sh
 optimal φ(t), the rest free, RK4) reproduce the optimiser's turn about the bar and its shoulder torque.
 Our t_f (2.92 s) is not the thesis' (see bench/optimise.py and docs/plugins.md).
 """
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from engine.optimise.problem import load_problem
 from engine.optimise.smooth_step import smooth_step
 
 ROOT = Path(__file__).resolve().parents[2]
+DRIVEN = np.array([False, False, False, True])   # bar_x, bar_z, grip free; the shoulder driven
 
 
 def test_the_smooth_step_polynomial_meets_eqs_73_and_77():
@@ -46,11 +48,10 @@ def test_the_peak_flexion_lands_on_its_160_degree_bound_as_in_the_thesis(synthes
     assert spec.turn[0] - 1e-8 <= turn <= spec.turn[1] + 1e-8
 
 
-def test_articula_hybrid_dynamics_replays_the_optimal_gesture(synthesis):
-    universe, _, result = synthesis
+def _replay(universe, result, steps=5000):
+    """The final state of Articula's hybrid dynamics, the shoulder driven along the optimal φ(t), RK4."""
     model = universe.multibodies[0].model
     data, (t_f, t_M, phi_M) = model.create_data(), (result.meta[k] for k in ("t_f", "t_M", "phi_M"))
-    driven, gravity = np.array([False, False, False, True]), universe.gravity
 
     def phi_dd(t):      # φ̈ of the two smooth steps, 0 → φ_M → 0
         if t <= t_M:
@@ -58,18 +59,31 @@ def test_articula_hybrid_dynamics_replays_the_optimal_gesture(synthesis):
         return -phi_M * smooth_step((t - t_M) / (t_f - t_M))[2] / (t_f - t_M) ** 2
 
     def f(t, x):
-        return np.r_[x[4:], hybrid_dynamics(model, data, x[:4], x[4:], driven, [phi_dd(t)], gravity=gravity).qdd]
-    x, steps, C = np.r_[result.q[0], result.v[0]], 5000, []
-    dt = t_f / steps
+        return np.r_[x[4:], hybrid_dynamics(model, data, x[:4], x[4:], DRIVEN, [phi_dd(t)],
+                                            gravity=universe.gravity).qdd]
+    x, dt = np.r_[result.q[0], result.v[0]], t_f / steps
     for i in range(steps):
         t = i * dt
         k1 = f(t, x)
         k2 = f(t + dt / 2, x + dt / 2 * k1)
         k3 = f(t + dt / 2, x + dt / 2 * k2)
         x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + dt, x + dt * k3))
-    assert abs(x[3] - result.q[-1, 3]) < 1e-6                            # the shoulder followed φ(t)
-    assert abs(x[2] - result.q[-1, 2]) < np.radians(3.0)                 # the turn, an unstable motion: 2.1°
-    mid = len(result.t) // 2                                              # C at mid-motion, from both sides
-    tau = hybrid_dynamics(model, data, result.q[mid], result.v[mid], driven, [result.a[mid, 3]],
-                          gravity=gravity).tau[3]
-    assert tau == pytest.approx(result.tau[mid, 3], rel=1e-9)
+    return x
+
+
+def test_articula_hybrid_dynamics_replays_the_optimal_gesture_to_second_order(synthesis):
+    """The turn about the bar replayed from the optimal parameters meets the optimiser's, and the gap falls as
+    h² when the intervals double (trapezoidal collocation); the shoulder torque C is the hybrid dynamics' τ_d."""
+    universe, problem, fine = synthesis
+    coarse = optimise(universe, dataclasses.replace(problem, smooth_step=dataclasses.replace(
+        problem.smooth_step, intervals=tuple(n // 2 for n in problem.smooth_step.intervals))))
+    x_fine, x_coarse = _replay(universe, fine), _replay(universe, coarse)
+    assert abs(x_fine[3] - fine.q[-1, 3]) < 1e-9                          # the shoulder followed φ(t)
+    gap_fine, gap_coarse = abs(x_fine[2] - fine.q[-1, 2]), abs(x_coarse[2] - coarse.q[-1, 2])
+    assert gap_coarse / gap_fine > 3.0, (gap_coarse, gap_fine)            # h²: 4 when h halves
+    assert gap_fine < np.radians(3.0), np.degrees(gap_fine)
+    model = universe.multibodies[0].model
+    mid = len(fine.t) // 2
+    tau = hybrid_dynamics(model, model.create_data(), fine.q[mid], fine.v[mid], DRIVEN, [fine.a[mid, 3]],
+                          gravity=universe.gravity).tau[3]
+    assert tau == pytest.approx(fine.tau[mid, 3], rel=1e-9)
