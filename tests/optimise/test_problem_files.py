@@ -106,3 +106,16 @@ def test_an_unknown_output_format_is_refused(tmp_path, capsys):
     rc = main(["optimise", SCENE, "--problem", str(ROOT / "scenes/problems/five_bar_transfer.toml"),
                "-o", str(tmp_path / "fb.txt")])
     assert rc == 2 and ".npz or a .csv" in capsys.readouterr().err
+
+
+def test_periodicity_with_an_offset_joins_the_end_to_the_start(tmp_path):
+    """[periodic]: j1 ends where it started plus 0.1 rad, at the speed it started with (0); the other joints
+    follow the closure."""
+    import engine
+    from engine.optimise.command import optimise
+    text = GOOD[:GOOD.index("[end.q]")] + '[periodic]\nq = { j1 = "j1" }\noffset = { j1 = 0.1 }\n'
+    result = optimise(engine.load_universe(SCENE), load_problem(_write(tmp_path, text)))
+    assert result.success, result.status_words
+    assert result.q[-1, 0] - result.q[0, 0] == pytest.approx(0.1, abs=1e-9)
+    assert result.v[-1, 0] == pytest.approx(result.v[0, 0], abs=1e-9)
+    assert result.closure_residual < 1e-8
