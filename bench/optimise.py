@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 import sys
 import tempfile
@@ -103,7 +104,6 @@ def inverse_dynamics(rounds, number):
     q, v, a = random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
     F = rnea_function(model)
     with tempfile.TemporaryDirectory() as tmp:
-        import os
         cwd = os.getcwd()
         os.chdir(tmp)
         try:
@@ -112,8 +112,8 @@ def inverse_dynamics(rounds, number):
             os.chdir(cwd)
         ours = engine.rnea(model, data, q, v, a)
         passive = model.dof_damping * v + model.dof_stiffness * (q - model.dof_spring_reference)
-        gaps = [np.abs(ours - passive - pin.rnea(pm, pd, q, v, a)).max(),   # Pinocchio has no joint springs
-                np.abs(ours - np.asarray(F(q, v, a)).ravel()).max(), np.abs(ours - np.asarray(C(q, v, a)).ravel()).max()]
+        gaps = [np.abs(ours - passive - pin.rnea(pm, pd, q, v, a)).max()] + \
+            [np.abs(ours - np.asarray(G(q, v, a)).ravel()).max() for G in (F, C)]   # Pinocchio: no joint springs
         Qb, Vb, Ab = (np.repeat(x[:, None], BATCH, axis=1) for x in (q, v, a))
         F_batch, C_batch = F.map(BATCH), C.map(BATCH)
         calls = {"articula rnea (numba)": (lambda: engine.rnea(model, data, q, v, a), 1),

@@ -4,11 +4,16 @@
 Transcription (trapezoidal, Betts 2010 §4.5; Kelly 2017 §3): nodes t_k = k h, h = T/N, k = 0..N carry
 q_k, v_k, a_k, the controls u_k, the closure forces λ_k and the contact forces F_k.  Constraints:
 
-    q_{k+1} − q_k = h/2 (v_k + v_{k+1}),   v_{k+1} − v_k = h/2 (a_k + a_{k+1})       (trapezoidal defects)
+    q_{k+1} − q_k = h/2 (v_k + v_{k+1}) + G(q_{k+1})ᵀ γ_k,  v_{k+1} − v_k = h/2 (a_k + a_{k+1})   (defects)
     rnea(q_k, v_k, a_k, f_ext(λ_k, F_k, u_k)) = S_u u_k                             (seed 003 I.7a, implicit)
-    g(q_k) = 0 (every point closure and contact: the two anchors coincide)           (I.7b, I.31)
-    F_z ≥ F_min,  F_x² + F_y² ≤ μ² F_z²                                              (I.34, II.34-II.35)
+    g(q_k) = 0, G(q_k) v_k = 0, G = ∂g/∂q (point closures and contacts: the anchors coincide)  (I.7b, I.31)
+    F_z ≥ F_min,  |F_t| ≤ μ F_z                                                      (I.34, II.34-II.35)
     |u| ≤ τ_M,  |q̇/q̇_M + u/τ_M| ≤ 1                                                 (seed 000 5.25-5.26)
+
+The closure rows hold at both the position and the velocity level; the trapezoid's chord cannot keep both
+(it leaves the constraint manifold at second order), so it gets the correction G(q_{k+1})ᵀ γ_k, γ_k free (Posa,
+Cantu & Tedrake 2016, IJRR 35(1)).  Without it, the position rows alone leave the velocities a free odd-even
+mode (only v_k + v_{k+1} is constrained) that IPOPT used to fake the closure forces on RABBIT.
 
 Chessé's cut forces are controls (I.17-I.18), here λ and F; closure is an equality constraint instead of his
 exterior penalty ½ r_d |O5O5′|², which IPOPT enforces to its tolerance.  The dynamics are written implicitly,
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field
 import casadi as ca
 import numpy as np
 
+from engine.dynamics.integrators import random_configuration
 from engine.model.model import JointType
 from engine.optimise import symbolic
 
@@ -108,7 +114,6 @@ def _moving_rows(model, body_a, p_a, body_b, p_b, rng):
     q = ca.SX.sym("q", model.nq)
     J = ca.Function("J", [q], [ca.jacobian(symbolic.point_position(model, q, body_a, p_a)
                                             - symbolic.point_position(model, q, body_b, p_b), q)])
-    from engine.dynamics.integrators import random_configuration
     norms = sum(np.abs(np.asarray(J(random_configuration(model, rng)))).sum(axis=1) for _ in range(3))
     return tuple(int(r) for r in np.flatnonzero(norms > 1e-12))
 
@@ -165,15 +170,16 @@ def dynamics_functions(model, problem, anchor_list, gravity):
         for body, p, sign in ((an.body_a, an.p_a, 1.0), (an.body_b, an.p_b, -1.0)):
             if body >= 0:
                 wrench[body] += symbolic.point_wrench(model, q, body, p, sign * F)
-        gap = symbolic.point_position(model, q, an.body_a, an.p_a) - symbolic.point_position(model, q, an.body_b, an.p_b)
+        gap = (symbolic.point_position(model, q, an.body_a, an.p_a)
+               - symbolic.point_position(model, q, an.body_b, an.p_b))
         gaps += [gap[r] for r in an.rows]
     constraint_wrench = list(wrench)            # the closure and contact forces alone (for tau)
     powers, S_u = [None] * len(problem.actuators), ca.SX.zeros(model.nv)
     for i, act in enumerate(problem.actuators):
         if act.axis is None:
-            k_ = _dof(model, problem, act.name, f"actuators.{act.name}")
-            S_u[k_] += u[i]
-            powers[i] = v[k_] * u[i]
+            dof = _dof(model, problem, act.name, f"actuators.{act.name}")
+            S_u[dof] += u[i]
+            powers[i] = v[dof] * u[i]
         else:
             c, axis = _closure_of(model, problem, act), ca.DM(act.axis)
             for body, sign in ((c.body_a, 1.0), (c.body_b, -1.0)):
@@ -247,8 +253,7 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
                 {"max_iter": problem.max_iterations, "tol": problem.tolerance, "print_level": 5 if verbose else 0,
                  "sb": "yes", "mu_strategy": "adaptive"})
     try:
-        sol, value = opti.solve(), None
-        value = sol.value
+        value = opti.solve().value
     except RuntimeError:                         # not converged: keep the last iterate
         value = opti.debug.value
     stats = opti.stats()
