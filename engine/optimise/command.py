@@ -55,6 +55,10 @@ def _run(args) -> int:
           f"{sum(result.evaluations.values())} evaluations, {result.wall_time:.2f} s\n"
           f"energy J_e = {result.energy:.3f} J, effort = {result.effort:.3f}, "
           f"closure residual {result.closure_residual:.1e} m; written to {path}")
+    if problem.smooth_step is not None:
+        m = result.meta
+        print(f"t_f = {m['t_f']:.3f} s, t_M = {m['t_M']:.3f} s, phi_M = {np.degrees(m['phi_M']):.2f} deg, "
+              f"integral of |C| = {result.effort:.3f} N m s")
     if not result.success:
         print(f"error: {args.problem}: not solved: {result.status_words}; the last iterate is in {path}",
               file=sys.stderr)
