@@ -67,3 +67,29 @@ def test_the_optimal_torques_replayed_by_articula_reach_the_end_state_to_second_
     coarse, fine = _replay_gap(*setup, 20), _replay_gap(*setup, 40)
     assert fine < 1e-3, fine                        # rad, at 40 intervals
     assert coarse / fine > 3.5, (coarse, fine)      # h² : a ratio of 4 when h halves
+
+
+def test_torque_and_torque_speed_limits_hold_and_cost_effort(setup):
+    """|u| ≤ τ_M and |q̇/q̇_M + u/τ_M| ≤ 1 (seed 000 eqs. 5.25-5.26) on j1 hold at every node; a binding limit
+    can only raise the optimal effort."""
+    universe, problem = setup
+    free = optimise(universe, problem)
+    tau_M, speed_M = 9.0, 1.5          # below the free optimum's 10.4 N m, about its peak speed
+    limited = dataclasses.replace(problem, actuators=tuple(
+        dataclasses.replace(a, max_torque=tau_M, max_speed=speed_M) if a.name == "j1" else a
+        for a in problem.actuators))
+    result = optimise(universe, limited)
+    assert result.success, result.status_words
+    u, v = result.u[:, 0], result.v[:, 0]
+    assert np.abs(u).max() <= tau_M + 1e-6 and np.abs(v / speed_M + u / tau_M).max() <= 1 + 1e-6
+    assert np.abs(free.u[:, 0]).max() > tau_M and result.effort > free.effort
+
+
+def test_the_energy_criterion_spends_less_energy_than_the_effort_criterion(setup):
+    """The smoothed J_e as the criterion (with a little effort to keep it well posed: the thesis' reason for
+    rejecting J_e alone is its bang-zero-bang optimum, L1391-1446) spends less energy than ½ ∫ Σ u²."""
+    universe, problem = setup
+    effort = optimise(universe, problem)
+    energy = optimise(universe, dataclasses.replace(problem, effort=0.1, energy=1.0, energy_smoothing=0.5))
+    assert energy.success, energy.status_words
+    assert energy.energy < effort.energy and energy.effort > effort.effort
