@@ -99,7 +99,7 @@ class Anchor:
     min_normal: float = 0.0
 
 
-def _dof(model, problem, name, key):
+def dof_index(model, problem, name, key):
     """The dof index of the 1-dof joint ``name`` (problem key ``key`` for the error)."""
     for j in model.joints:
         if j.name == name:
@@ -177,7 +177,7 @@ def dynamics_functions(model, problem, anchor_list, gravity):
     powers, S_u = [None] * len(problem.actuators), ca.SX.zeros(model.nv)
     for i, act in enumerate(problem.actuators):
         if act.axis is None:
-            dof = _dof(model, problem, act.name, f"actuators.{act.name}")
+            dof = dof_index(model, problem, act.name, f"actuators.{act.name}")
             S_u[dof] += u[i]
             powers[i] = v[dof] * u[i]
         else:
@@ -199,7 +199,7 @@ def dynamics_functions(model, problem, anchor_list, gravity):
 
 def _full(model, values, key_of, problem):
     """{dof: value} of a {joint: value} table."""
-    return {_dof(model, problem, name, f"{key_of}.{name}"): float(x) for name, x in values.items()}
+    return {dof_index(model, problem, name, f"{key_of}.{name}"): float(x) for name, x in values.items()}
 
 
 def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False) -> Result:
@@ -309,7 +309,7 @@ def _limits(opti, model, problem, Q, V, U, Lam, anchor_list):
     for i, act in enumerate(problem.actuators):
         tau_max, speed_max = act.max_torque, act.max_speed
         if act.axis is None:
-            k = _dof(model, problem, act.name, f"actuators.{act.name}")
+            k = dof_index(model, problem, act.name, f"actuators.{act.name}")
             tau_max = min(tau_max, model.dof_effort_limit[k])
             speed_max = min(speed_max, model.dof_velocity_limit[k])
             if np.isfinite(tau_max) and np.isfinite(speed_max):      # |q̇/q̇_M + τ/τ_M| ≤ 1 (5.25)
@@ -348,8 +348,8 @@ def _boundary(opti, model, problem, Q, V, start_q, end_q, start_v, end_v):
         for k, x in values.items():
             opti.subject_to(X[k, col] == x)
     for end_name, start_name in problem.periodic_q.items():
-        ke = _dof(model, problem, end_name, f"periodic.q.{end_name}")
-        ks = _dof(model, problem, start_name, f"periodic.q.{end_name}")
+        ke = dof_index(model, problem, end_name, f"periodic.q.{end_name}")
+        ks = dof_index(model, problem, start_name, f"periodic.q.{end_name}")
         offset = problem.periodic_offset.get(end_name, 0.0)
         opti.subject_to(Q[ke, -1] == Q[ks, 0] + offset)
         opti.subject_to(V[ke, -1] == V[ks, 0])

@@ -44,6 +44,8 @@ SCHEMA = {
                     "gap": NUMBER, "turn_joint": str, "turn_deg": list, "intervals": list, "smoothing": NUMBER},
 }
 
+SMOOTH_STEP_KEYS = {"multibody", "smooth_step", "start", "solver"}
+
 
 @dataclass(frozen=True)
 class Actuator:
@@ -181,6 +183,9 @@ def load_problem(path) -> Problem:
         max_iterations=solver.get("max_iterations", 500), tolerance=float(solver.get("tolerance", 1e-8)),
         lines=lines)
     if step is not None:
+        for key in set(data) - SMOOTH_STEP_KEYS:
+            raise problem.error("not used by a [smooth_step] problem (it has no actuators, costs or end state "
+                                "of its own)", key)
         return replace(problem, duration=math.nan, smooth_step=_smooth_step(problem, step, solver))
     _check_values(problem)
     return problem

@@ -3,7 +3,7 @@ smooth steps whose timing and amplitude are optimised, the other joints are free
 
     φ(t) = φ_M S(t / t_M)                                       on [0, t_M]      (Eqs. 71, 73-77)
     φ(t) = φ_M + (φ_end − φ_M) S((t − t_M) / (t_f − t_M))        on [t_M, t_f]    (Eq. 72, "same procedure")
-    S(s) = 35 s⁴ − 84 s⁵ + 70 s⁶ − 20 s⁷: S, S′, S″, S‴ vanish at 0 and 1 but S(1) = 1, and S(½) = ½ (Eq. 77)
+    S(s) = 35 s⁴ − 84 s⁵ + 70 s⁶ − 20 s⁷: S(0) = 0, S(1) = 1, S′ = S″ = S‴ = 0 at both, S(½) = ½ (Eq. 77)
 
     min over (t_f, t_M, φ_M):  f₂ = ∫₀^{t_f} |C(t)| dt                                              (Eq. 78)
     s.t. t_f, t_M, φ_M in their boxes, t_f − t_M ≥ gap, turn_min ≤ θ(t_f) − θ(0) ≤ turn_max     (Table 9)
@@ -22,7 +22,7 @@ import casadi as ca
 import numpy as np
 
 from engine.optimise import symbolic
-from engine.optimise.collocation import Result, _dof
+from engine.optimise.collocation import Result, dof_index
 
 MIN_LEVEL = 8   # the coarsest mesh of the refinement: at least this many intervals per phase
 
@@ -47,12 +47,12 @@ def solve(model, problem, q_scene, gravity, verbose=False) -> Result:
     guess IPOPT stalls on fine meshes of this unstable motion)."""
     t0 = time.perf_counter()
     spec, nv = problem.smooth_step, model.nv
-    d = _dof(model, problem, spec.joint, "smooth_step.joint")
-    turn = _dof(model, problem, spec.turn_joint, "smooth_step.turn_joint")
+    d = dof_index(model, problem, spec.joint, "smooth_step.joint")
+    turn = dof_index(model, problem, spec.turn_joint, "smooth_step.turn_joint")
     q_start, v_start = np.array(q_scene, float), np.zeros(nv)
     for values, target, key in ((problem.start_q, q_start, "start.q"), (problem.start_v, v_start, "start.v")):
         for name, x in values.items():
-            target[_dof(model, problem, name, f"{key}.{name}")] = x
+            target[dof_index(model, problem, name, f"{key}.{name}")] = x
     F, (N1, N2) = symbolic.rnea_function(model, gravity), spec.intervals
     levels = [(N1 // f, N2 // f) for f in (4, 2) if min(N1 // f, N2 // f) >= MIN_LEVEL] + [(N1, N2)]
     result, iterations, counts = None, 0, {}

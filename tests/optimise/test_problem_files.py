@@ -119,3 +119,10 @@ def test_periodicity_with_an_offset_joins_the_end_to_the_start(tmp_path):
     assert result.q[-1, 0] - result.q[0, 0] == pytest.approx(0.1, abs=1e-9)
     assert result.v[-1, 0] == pytest.approx(result.v[0, 0], abs=1e-9)
     assert result.closure_residual < 1e-8
+
+
+def test_a_smooth_step_problem_refuses_the_keys_it_would_ignore(tmp_path):
+    text = (ROOT / "scenes" / "problems" / "gymnast_smooth_step.toml").read_text() + "\n[cost]\neffort = 1.0\n"
+    with pytest.raises(UniverseError, match="not used by a \\[smooth_step\\] problem") as err:
+        load_problem(_write(tmp_path, text))
+    assert err.value.line == _line_of(text, "[cost]") and "'cost'" in str(err.value)
