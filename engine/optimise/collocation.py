@@ -188,8 +188,8 @@ def dynamics_functions(model, problem, anchor_list, gravity):
                                                           sign * axis * u[i])
             w_rel = symbolic.angular_velocity(model, q, v, c.body_a) - symbolic.angular_velocity(model, q, v, c.body_b)
             powers[i] = ca.dot(w_rel, axis) * u[i]
-    residual = symbolic.rnea(model, q, v, a, wrench, gravity) - S_u
-    tau = symbolic.rnea(model, q, v, a, constraint_wrench, gravity)
+    residual = symbolic.rnea(model, q, v, a, wrench, gravity, problem.friction_speed) - S_u
+    tau = symbolic.rnea(model, q, v, a, constraint_wrench, gravity, problem.friction_speed)
     args, names = [q, v, a, u, lam], ["q", "v", "a", "u", "lam"]
     return (ca.Function("residual", args, [residual], names, ["r"]),
             ca.Function("gaps", [q], [ca.vertcat(*gaps)], ["q"], ["g"]),
@@ -221,8 +221,8 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
 
     opti = ca.Opti()
     Q, V, A = opti.variable(nv, N + 1), opti.variable(nv, N + 1), opti.variable(nv, N + 1)
-    U, L = opti.variable(nu, N + 1), opti.variable(max(nf, 1), N + 1)
-    Lam = L[:nf, :] if nf else ca.MX.zeros(0, N + 1)
+    U = opti.variable(nu, N + 1)
+    Lam = opti.variable(nf, N + 1) if nf else ca.MX.zeros(0, N + 1)        # closure and contact forces
     defect_q = Q[:, 1:] - Q[:, :-1] - h / 2 * (V[:, :-1] + V[:, 1:])              # trapezoidal defects
     opti.subject_to(V[:, 1:] - V[:, :-1] == h / 2 * (A[:, :-1] + A[:, 1:]))
     opti.subject_to(ca.vec(residual.map(N + 1)(Q, V, A, U, Lam)) == 0)           # inverse dynamics = S_u u
@@ -248,7 +248,7 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
     if problem.energy:
         cost += problem.energy * ca.sum2(ca.sum1(ca.sqrt(P ** 2 + problem.energy_smoothing ** 2)) * w[None, :])
     opti.minimize(cost)
-    _guess(opti, model, problem, Q, V, L, q0, start_q, end_q, anchor_list, nf)
+    _guess(opti, model, problem, Q, V, Lam, q0, start_q, end_q, anchor_list, nf)
     opti.solver("ipopt", {"print_time": False},
                 {"max_iter": problem.max_iterations, "tol": problem.tolerance, "print_level": 5 if verbose else 0,
                  "sb": "yes", "mu_strategy": "adaptive"})
@@ -258,7 +258,7 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
         value = opti.debug.value
     stats = opti.stats()
     q, v, a, u = (np.asarray(value(X), float).reshape(-1, N + 1).T for X in (Q, V, A, U))
-    lam = np.asarray(value(L), float).reshape(-1, N + 1).T[:, :nf]
+    lam = np.asarray(value(Lam), float).reshape(nf, N + 1).T if nf else np.zeros((N + 1, 0))
     tau = np.array([np.asarray(tau_f(q[k], v[k], a[k], u[k], lam[k])).ravel() for k in range(N + 1)])
     p = np.array([np.asarray(powers(q[k], v[k], u[k])).ravel() for k in range(N + 1)])
     g = np.array([np.asarray(gaps(q[k])).ravel() for k in range(N + 1)]) if nf else np.zeros((N + 1, 0))
@@ -355,7 +355,7 @@ def _boundary(opti, model, problem, Q, V, start_q, end_q, start_v, end_v):
         opti.subject_to(V[ke, -1] == V[ks, 0])
 
 
-def _guess(opti, model, problem, Q, V, L, q0, start_q, end_q, anchor_list, nf):
+def _guess(opti, model, problem, Q, V, Lam, q0, start_q, end_q, anchor_list, nf):
     """Straight lines from the start to the end values (the scene's q where none is given); contact normal
     forces sharing the weight."""
     N = Q.shape[1] - 1
@@ -371,4 +371,4 @@ def _guess(opti, model, problem, Q, V, L, q0, start_q, end_q, anchor_list, nf):
             if an.mu is not None and 2 in an.rows:
                 guess[k + an.rows.index(2)] = model.total_mass * 9.81 / len(contacts)
             k += len(an.rows)
-        opti.set_initial(L[:nf, :], np.repeat(guess[:, None], N + 1, axis=1))
+        opti.set_initial(Lam, np.repeat(guess[:, None], N + 1, axis=1))

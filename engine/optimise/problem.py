@@ -16,7 +16,7 @@ Every key is checked against the schema below; an unknown key, a wrong type or a
     [periodic]  q = { end_joint = "start_joint" }, offset = { joint = value }: end = start (re-indexed)
     [[contact]]  frame = "right_foot"  mu = 0.5  min_normal = 0.0  (at = [x, y, z]: default where it starts)
     [[clearance]]  frame = "left_foot"  min_height = 0.01   (interior nodes: z ≥ min_height, base frame)
-    [solver]    max_iterations = 500  tolerance = 1e-8
+    [solver]    max_iterations = 500  tolerance = 1e-8  friction_speed = 0.01 (dry friction's tanh, rad/s)
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ SCHEMA = {
     "periodic": {"q": {"*": str}, "offset": {"*": NUMBER}},
     "contact": [{"frame": str, "mu": NUMBER, "min_normal": NUMBER, "at": list}],
     "clearance": [{"frame": str, "min_height": NUMBER}],
-    "solver": {"max_iterations": int, "tolerance": NUMBER},
+    "solver": {"max_iterations": int, "tolerance": NUMBER, "friction_speed": NUMBER},
     "smooth_step": {"joint": str, "duration": list, "peak_time": list, "peak_deg": list, "end_deg": NUMBER,
                     "gap": NUMBER, "turn_joint": str, "turn_deg": list, "intervals": list, "smoothing": NUMBER},
 }
@@ -100,6 +100,7 @@ class Problem:
     clearances: tuple = ()    # dicts: frame, min_height
     max_iterations: int = 500
     tolerance: float = 1e-8
+    friction_speed: float = 0.01     # v_s: dry friction q_s sign(q̇) as q_s tanh(q̇ / v_s), rad/s or m/s
     smooth_step: SmoothStep | None = None
     lines: dict = field(default_factory=dict, repr=False)   # dotted key -> line, for later errors
 
@@ -181,7 +182,7 @@ def load_problem(path) -> Problem:
         periodic_q=periodic.get("q", {}), periodic_offset=periodic.get("offset", {}),
         contacts=tuple(data.get("contact", ())), clearances=tuple(data.get("clearance", ())),
         max_iterations=solver.get("max_iterations", 500), tolerance=float(solver.get("tolerance", 1e-8)),
-        lines=lines)
+        friction_speed=float(solver.get("friction_speed", 0.01)), lines=lines)
     if step is not None:
         for key in set(data) - SMOOTH_STEP_KEYS:
             raise problem.error("not used by a [smooth_step] problem (it has no actuators, costs or end state "
@@ -225,6 +226,8 @@ def _check_values(p: Problem):
     for key in ("effort", "force", "energy"):
         if getattr(p, key) < 0:
             raise p.error("a cost weight must be >= 0", f"cost.{key}", getattr(p, key))
+    if not p.friction_speed > 0:
+        raise p.error("the dry friction's smoothing speed must be > 0", "solver.friction_speed", p.friction_speed)
     if p.energy_smoothing <= 0:
         raise p.error("the smoothing of |q̇ u| must be > 0 (W)", "cost.energy_smoothing", p.energy_smoothing)
     if not p.actuators:

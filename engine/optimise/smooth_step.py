@@ -53,7 +53,7 @@ def solve(model, problem, q_scene, gravity, verbose=False) -> Result:
     for values, target, key in ((problem.start_q, q_start, "start.q"), (problem.start_v, v_start, "start.v")):
         for name, x in values.items():
             target[dof_index(model, problem, name, f"{key}.{name}")] = x
-    F, (N1, N2) = symbolic.rnea_function(model, gravity), spec.intervals
+    F, (N1, N2) = symbolic.rnea_function(model, gravity, problem.friction_speed), spec.intervals
     levels = [(N1 // f, N2 // f) for f in (4, 2) if min(N1 // f, N2 // f) >= MIN_LEVEL] + [(N1, N2)]
     result, iterations, counts = None, 0, {}
     for level in levels:

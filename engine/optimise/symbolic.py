@@ -105,9 +105,10 @@ def rotor_inertias(model):
     return J_m, inertia
 
 
-def rnea(model, q, v, a, f_ext=None, gravity=GRAVITY):
+def rnea(model, q, v, a, f_ext=None, gravity=GRAVITY, friction_speed=None):
     """τ (nv,) = rnea(q, v, a) as ``engine.rnea``, over SX (or MX) symbols.  ``f_ext``: a list of nbodies
-    wrenches (6,) (force, moment) in each body frame at its origin, or None."""
+    wrenches (6,) (force, moment) in each body frame at its origin, or None.  ``friction_speed`` v_s: the dry
+    friction q_s sign(q̇) smoothed as q_s tanh(q̇ / v_s) for an optimiser (sign has no derivative at 0)."""
     S, (J_m, I) = np.asarray(model.dof_S), rotor_inertias(model)
     Xup, vel, acc, f = [], [], [], []
     for i in range(model.nbodies):
@@ -125,7 +126,8 @@ def rnea(model, q, v, a, f_ext=None, gravity=GRAVITY):
     tau = [None] * model.nv
     for k in range(model.nv):                 # passive forces and rotors (seed 002 eq. (3), §3.1)
         i = int(model.dof_joint[k])
-        tau[k] = model.dof_damping[k] * v[k] + model.dof_friction[k] * ca.sign(v[k])
+        sign = ca.sign(v[k]) if friction_speed is None else ca.tanh(v[k] / friction_speed)
+        tau[k] = model.dof_damping[k] * v[k] + model.dof_friction[k] * sign
         if model.dof_stiffness[k] != 0.0 and model.joint_nv[i] == 1:
             tau[k] += model.dof_stiffness[k] * (q[int(model.joint_idx_q[i])] - model.dof_spring_reference[k])
         if np.any(J_m[k]):
@@ -146,10 +148,11 @@ def rnea(model, q, v, a, f_ext=None, gravity=GRAVITY):
     return ca.vertcat(*tau)
 
 
-def rnea_function(model, gravity=GRAVITY):
+def rnea_function(model, gravity=GRAVITY, friction_speed=None):
     """A casadi.Function ``rnea(q, v, a) -> tau``, built once per model."""
     q, v, a = ca.SX.sym("q", model.nq), ca.SX.sym("v", model.nv), ca.SX.sym("a", model.nv)
-    return ca.Function("rnea", [q, v, a], [rnea(model, q, v, a, gravity=gravity)], ["q", "v", "a"], ["tau"])
+    tau = rnea(model, q, v, a, gravity=gravity, friction_speed=friction_speed)
+    return ca.Function("rnea", [q, v, a], [tau], ["q", "v", "a"], ["tau"])
 
 
 def angular_velocity(model, q, v, body):

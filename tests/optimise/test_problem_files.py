@@ -51,6 +51,7 @@ def test_a_misspelt_key_gets_a_suggestion(tmp_path):
     (("intervals = 40", "intervals = 1"), "intervals", "at least 2"),
     (("force = 1e-4", "force = -1.0"), "cost.force", ">= 0"),
     (("axis = [0, -1, 0]", "axis = [0, -2, 0]"), "actuators.O5.axis", "unit"),
+    (("force = 1e-4", "force = 1e-4\n[solver]\nfriction_speed = 0.0"), "solver.friction_speed", "> 0"),
 ])
 def test_a_non_physical_value_names_file_line_and_key(tmp_path, edit, key, message):
     text = GOOD.replace(*edit, 1)
