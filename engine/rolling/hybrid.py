@@ -122,10 +122,13 @@ class HybridWheels:
         return wheels, _OnGround([self._rolling(w, self.support[w]) for w in wheels])
 
     # ---- configuration -------------------------------------------------------------------------------------
-    def start(self, q, v, t=0.0):
-        """A new run: the wheels within ``CONTACT_TOL`` of the ground are on it; (q, v) projected on them."""
-        self.events, self.recent, self.support = [], [], {}
-        self._impacts.clear()
+    def start(self, q, v, keep_log=False):
+        """A new run (or a state with no configuration): the wheels within ``CONTACT_TOL`` of the ground are on
+        it; (q, v) projected on them."""
+        self.recent, self.support = [], {}
+        if not keep_log:
+            self.events = []
+            self._impacts.clear()
         for w in range(len(self.bodies)):
             phi, support = self.gap(w, q)
             if phi < -CONTACT_TOL:
