@@ -45,8 +45,8 @@ ZENO_IMPACTS, ZENO_WINDOW = 20, 1e-3
 
 @dataclass(frozen=True)
 class WheelEvent:
-    """A discrete event: time ``t`` (s), ``kind`` (collision | lift-off), ``wheel`` (name), ``cause`` (gap,
-    force, edge), the wheels on the ground after it, the impact's predictions ((wheels, Λ (k, 3) in each contact's
+    """A discrete event: time ``t`` (s), ``kind`` (collision | lift-off), ``wheel`` (its name; wheels hitting
+    together: joined by '+'), ``cause`` (gap; force, edge, impulse: released by an impact), the wheels on the ground after it, the impact's predictions ((wheels, Λ (k, 3) in each contact's
     (N, T, B) frame, N s, accepted), ...) and the kinetic energy before and after (J)."""
 
     t: float
@@ -229,7 +229,7 @@ class HybridWheels:
         if kind == "gap":
             return self._collide(w, q, v, t)
         del self.support[w]
-        self._log(t, "lift-off", w, kind, q, v, v)
+        self._log(t, "lift-off", [w], kind, q, v, v)
         q, v = self._project(q, v)
         return self._release(q, v, tau, f_ext, t)
 
@@ -241,26 +241,29 @@ class HybridWheels:
                 return q, v
             w = min(lam, key=lam.get)
             del self.support[w]
-            self._log(t, "lift-off", w, "force", q, v, v)
+            self._log(t, "lift-off", [w], "force", q, v, v)
 
     def _collide(self, w, q, v, t):
         """The impact of wheel w (module docstring); the wheels that end with γ_N⁺ ≈ 0 are on the ground."""
-        support = dict(self.support)
-        support[w] = self.gap(w, q)[1]
+        before, support = dict(self.support), dict(self.support)
         M = crba(self.model, self.data, q)
         rows = {}
-        for i, s in support.items():
+        for i in range(len(self.bodies)):      # w, the wheels on the ground, and those touching and approaching
+            phi, s = (0.0, support[i]) if i in support else self.gap(i, q)
             J = self._rolling(i, s).jacobian(self.model, self.data, q)
-            rows[i] = contact_frame(s.normal, self.disk(i, q)[1]) @ J
+            row = contact_frame(s.normal, self.disk(i, q)[1]) @ J
+            if i == w or i in support or (phi <= GAP_TOL and row[0] @ v < 0.0):
+                support[i], rows[i] = s, row
         tried = predict_correct(M, rows, self.restitution, v, sorted(support))
         final = tried[-1]
         scale = max(1.0, float(np.abs(v).max()))
         self.support = {i: support[i] for i in final.contacts if rows[i][0] @ final.v <= 1e-9 * scale}
         predictions = tuple((tuple(self.names[i] for i in p.contacts), p.impulse.copy(), p.accepted)
                             for p in tried if p.contacts)
-        self._log(t, "collision", w, "gap", q, v, final.v, predictions)
-        for i in sorted(set(support) - set(self.support) - {w}):      # released by the impact (Test 4)
-            self._log(t, "lift-off", i, "impulse", q, final.v, final.v)
+        hit = [w] + sorted(set(support) - set(before) - {w})             # w and the wheels hitting with it
+        self._log(t, "collision", hit, "gap", q, v, final.v, predictions)
+        for i in sorted(set(before) - set(self.support)):                 # released by the impact (Test 4)
+            self._log(t, "lift-off", [i], "impulse", q, final.v, final.v)
         self._zeno(w, t)
         return self._project(q, final.v)
 
@@ -272,10 +275,10 @@ class HybridWheels:
             raise self._fault(f"Zeno sequence: {len(self._impacts)} impacts within {ZENO_WINDOW:g} s (the last "
                               f"of wheel '{self.names[w]}'); the run stops here", t, len(self._impacts))
 
-    def _log(self, t, kind, w, cause, q, v_minus, v_plus, predictions=()):
+    def _log(self, t, kind, wheels, cause, q, v_minus, v_plus, predictions=()):
         on = tuple(self.names[i] for i in sorted(self.support))
         energy = (kinetic_energy(self.model, self.data, q, v_minus), kinetic_energy(self.model, self.data, q, v_plus))
-        event = WheelEvent(float(t), kind, self.names[w], cause, on, predictions, energy)
+        event = WheelEvent(float(t), kind, "+".join(self.names[i] for i in wheels), cause, on, predictions, energy)
         self.events.append(event)
         self.recent.append(event)
 
