@@ -15,7 +15,7 @@ without the angles; the thesis's L2661 normalised, §6 item 7 of the digest) is
 Face gaps are preferred over edge gaps (L3401–L3405): the gap then jumps when a wheel leaves a ramp's edge, which
 is the event of a hard lift-off. Coplanar triangles of one geometry form one **face** (a box's side is two
 triangles); a wheel rolls on a face's plane and leaves it when its contact point leaves the face: ``margin`` is the
-largest edge-distance minimum over the face's triangles, positive inside, zero on the boundary. There is no broad
+largest edge-distance minimum over the face's triangles, positive inside, negative outside. There is no broad
 phase (the thesis's choice): every triangle is tested, vectorised; the scenes' grounds are a few boxes.
 """
 from __future__ import annotations
@@ -111,8 +111,9 @@ class Ground:
         return best
 
     def margin(self, support: Support, O, a, h) -> float:
-        """How far (m) the disk's lowest point along the support's normal lies inside its face: +∞ on a plane,
-        < 0 once it has left the face (the event of a hard lift-off)."""
+        """The disk's lowest point along the support's normal against its face: > 0 inside (the distance to the
+        nearest edge of its triangle, the diagonals between the face's triangles included: it touches 0 there
+        without changing sign), < 0 once it has left the face (the event of a hard lift-off); +∞ on a plane."""
         if support.face < 0:
             return np.inf
         C = lowest_point(O, a, h, support.normal)

@@ -82,15 +82,17 @@ def box(name, size, p, R=np.eye(3)):
 
 
 def test_a_disk_above_a_box_face_has_the_plane_s_gap_and_leaves_the_face_at_its_edge():
-    """Upright disk (axis y, radius 0.3) above a box whose top is z = 0 for x ≤ 0: face gap = height − h (2.18);
-    the margin of its contact point in the face is −x, zero at the edge."""
+    """Upright disk (axis y, radius 0.3) above a box whose top is z = 0 for −2 ≤ x ≤ 0: face gap = height − h
+    (2.18) anywhere over the face; near the edge x = 0 the margin of its contact point in the face is −x,
+    positive before the edge and negative past it (the hard lift-off's event function)."""
     ground = Ground.from_statics([box("step", (2.0, 2.0, 1.0), (-1.0, 0.0, -0.5))], np.eye(3), np.zeros(3), "x")
     a, h = np.array([0.0, 1.0, 0.0]), 0.3
-    for x in (-0.7, -0.2, -1e-3):
+    for x in (-1.7, -0.7, -0.2, -1e-3):
         phi, support = ground.gap(np.array([x, 0.0, 0.5]), a, h)
         assert phi == pytest.approx(0.2, abs=1e-15) and support.face >= 0 and support.name == "step"
+        assert ground.margin(support, np.array([x, 0.0, 0.5]), a, h) > 0.0
+    for x in (-1e-2, -1e-3, 1e-3, 1e-2):
         assert ground.margin(support, np.array([x, 0.0, 0.5]), a, h) == pytest.approx(-x, abs=1e-15)
-    assert ground.margin(support, np.array([1e-3, 0.0, 0.5]), a, h) == pytest.approx(-1e-3, abs=1e-15)
 
 
 def test_past_the_edge_the_gap_is_measured_to_the_edge():
