@@ -43,9 +43,11 @@ class Support:
 
 
 def lowest_point(O, a, h, N):
-    """C = O − h u/|u|, u = N − (N·a) a: the disk's lowest point along N (defined while the disk is not flat)."""
+    """C = O − h u/|u|, u = N − (N·a) a: the disk's lowest point along N; a disk parallel to the plane (u = 0)
+    is all at one height, and its centre O is taken."""
     u = N - (N @ a)[..., None] * a if N.ndim > 1 else N - (N @ a) * a
-    return O - h * u / np.linalg.norm(u, axis=-1, keepdims=N.ndim > 1)
+    norm = np.linalg.norm(u, axis=-1, keepdims=N.ndim > 1)
+    return O - h * u / np.where(norm > 1e-12, norm, np.inf)
 
 
 class Ground:
