@@ -71,7 +71,8 @@ class ArticulaEngine:
 
     def wheel_events(self, recent=False) -> tuple:
         """(multibody name, WheelEvent) of the run so far, in time order, or of the last step (``recent``)."""
-        events = [(self.sim.runs[m].name, e) for m, h in self.hybrid.items() for e in (h.recent if recent else h.events)]
+        runs = self.sim.runs
+        events = [(runs[m].name, e) for m, h in self.hybrid.items() for e in (h.recent if recent else h.events)]
         return tuple(sorted(events, key=lambda x: x[1].t))
 
     # ---- the step ------------------------------------------------------------------------------------------

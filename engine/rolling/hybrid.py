@@ -46,8 +46,9 @@ ZENO_IMPACTS, ZENO_WINDOW = 20, 1e-3
 @dataclass(frozen=True)
 class WheelEvent:
     """A discrete event: time ``t`` (s), ``kind`` (collision | lift-off), ``wheel`` (its name; wheels hitting
-    together: joined by '+'), ``cause`` (gap; force, edge, impulse: released by an impact), the wheels on the ground after it, the impact's predictions ((wheels, Λ (k, 3) in each contact's
-    (N, T, B) frame, N s, accepted), ...) and the kinetic energy before and after (J)."""
+    together: joined by '+'), ``cause`` (gap; force, edge, impulse: released by an impact), the wheels on the
+    ground after it, the impact's predictions ((wheels, Λ (k, 3) in each contact's (N, T, B) frame, N s,
+    accepted), ...) and the kinetic energy before and after (J)."""
 
     t: float
     kind: str

@@ -204,3 +204,15 @@ def test_a_gap_that_jumps_stops_the_run_naming_the_event(tmp_path):
     with pytest.raises(SimulationError, match="root finding on the gap of wheel 'front_wheel' did not converge"):
         sim.step(1000)
     assert sim.faulted is not None and 0.1 < sim.time < 1.0
+
+
+def test_the_recorder_keeps_each_step_s_events():
+    from app.recording import Recorder
+    sim = engine.Simulation(engine.load_universe(SCENES / "bicycle_collision_liftoff.xml"))
+    recorder = Recorder()
+    for _ in range(200):
+        sim.step(1)
+        recorder.append(sim)
+    events = [e for frame in recorder.frames() for _, e in frame.events]
+    assert [(e.kind, e.wheel) for e in events] == [("collision", "front_wheel"), ("lift-off", "rear_wheel")]
+    assert events[0].t == sim.wheel_events()[0][1].t
