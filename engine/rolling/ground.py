@@ -13,15 +13,17 @@ without the angles; the thesis's L2661 normalised, §6 item 7 of the digest) is
 * no face: the edges (vertices included), normal from the edge's closest point Q to O: N = (O − Q)/|O − Q|.
 
 Face gaps are preferred over edge gaps (L3401–L3405): the gap then jumps when a wheel leaves a ramp's edge, which
-is the event of a hard lift-off. Coplanar triangles of one geometry form one **face** (a box's side is two
+is the event of a hard lift-off. The broad phase is FCL's (a BVH of the triangles, collided with a sphere of
+radius h + ``REACH`` about O): only the triangles it returns are tested, vectorised; with none (and no plane)
+the gap is ``REACH``, a lower bound (a face farther than that is not preferred to a nearer edge). Coplanar triangles of one geometry form one **face** (a box's side is two
 triangles); a wheel rolls on a face's plane and leaves it when its contact point leaves the face: ``margin`` is the
-largest edge-distance minimum over the face's triangles, positive inside, negative outside. There is no broad
-phase (the thesis's choice): every triangle is tested, vectorised; the scenes' grounds are a few boxes.
+largest edge-distance minimum over the face's triangles, positive inside, negative outside.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import fcl
 import numpy as np
 import trimesh
 
@@ -29,6 +31,7 @@ from engine.errors import UniverseError
 from engine.model.meshes import load_mesh
 
 PLANE_DIGITS = 9      # normals and offsets rounded to 1e-9 group coplanar triangles into faces
+REACH = 1.0           # m: the broad phase keeps the triangles within h + REACH of a wheel's centre
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Ground:
         self.edge_start = np.stack([P1, P2, P3], axis=1)
         self.edge_vector = edges
         self.edge_inward = inward / np.linalg.norm(inward, axis=2, keepdims=True)
+        self.bvh = _bvh(self.triangles) if len(self.triangles) else None
 
     @classmethod
     def from_statics(cls, statics, R, p, source):
@@ -96,21 +100,32 @@ class Ground:
             phi = N @ (lowest_point(O, a, h, N) - P)
             if phi < best[0]:
                 best = (phi, Support(N, P, -1, self.plane_name[i]))
-        if len(self.triangles):
-            N, P1 = self.normals, self.triangles[:, 0]
+        near = self._near(O, h)
+        if len(near):
+            N, P1 = self.normals[near], self.triangles[near, 0]
             C = lowest_point(O, a, h, N)
             phi = np.einsum("ij,ij->i", N, C - P1)
-            inside = self._edge_distances(C).min(axis=1) >= 0.0
+            inside = self._edge_distances(C, near).min(axis=1) >= 0.0
             front = np.einsum("ij,ij->i", N, O - P1) > 0.0
             faces = np.flatnonzero(inside & front)
             if len(faces):
                 t = faces[np.argmin(phi[faces])]
                 if phi[t] < best[0]:
-                    f = self.triangle_face[t]
+                    f = self.triangle_face[near[t]]
                     best = (phi[t], Support(N[t], P1[t], int(f), self.face_name[f]))
             if best[1] is None:
-                best = self._edge_gap(O, a, h)
-        return best
+                best = self._edge_gap(O, a, h, near)
+        return best if best[1] is not None else (REACH, None)
+
+    def _near(self, O, h):
+        """The triangles within h + REACH of O (FCL: the BVH against a sphere), sorted indices."""
+        if self.bvh is None:
+            return np.zeros(0, int)
+        sphere = fcl.CollisionObject(fcl.Sphere(h + REACH), fcl.Transform(np.asarray(O, float)))
+        result = fcl.CollisionResult()
+        fcl.collide(self.bvh, sphere, fcl.CollisionRequest(num_max_contacts=len(self.triangles),
+                                                           enable_contact=True), result)
+        return np.array(sorted({c.b1 for c in result.contacts}), int)
 
     def margin(self, support: Support, O, a, h) -> float:
         """The disk's lowest point along the support's normal against its face: > 0 inside (the distance to the
@@ -127,17 +142,26 @@ class Ground:
         return np.einsum("tek,tek->te", self.edge_inward[rows], np.broadcast_to(
             (C[:, None, :] if C.ndim > 1 else C) - self.edge_start[rows], self.edge_start[rows].shape))
 
-    def _edge_gap(self, O, a, h):
-        """The nearest edge or vertex (no face under the disk): Q the closest point of each edge to O,
-        N = (O − Q)/|O − Q|, Φ = N·(C − Q) with C the lowest point along N."""
-        start, edge = self.edge_start.reshape(-1, 3), self.edge_vector.reshape(-1, 3)
+    def _edge_gap(self, O, a, h, rows):
+        """The nearest edge or vertex of the triangles ``rows`` (no face under the disk): Q the closest point of
+        each edge to O, N = (O − Q)/|O − Q|, Φ = N·(C − Q) with C the lowest point along N."""
+        start, edge = self.edge_start[rows].reshape(-1, 3), self.edge_vector[rows].reshape(-1, 3)
         s = np.clip(np.einsum("ij,ij->i", O - start, edge) / np.einsum("ij,ij->i", edge, edge), 0.0, 1.0)
         Q = start + s[:, None] * edge
         d = O - Q
         N = d / np.linalg.norm(d, axis=1, keepdims=True)
         phi = np.einsum("ij,ij->i", N, lowest_point(O, a, h, N) - Q)
         k = int(np.argmin(phi))
-        return phi[k], Support(N[k], Q[k], -2, self.face_name[self.triangle_face[k // 3]])
+        return phi[k], Support(N[k], Q[k], -2, self.face_name[self.triangle_face[rows[k // 3]]])
+
+
+def _bvh(triangles):
+    """An FCL collision object of the triangle soup (primitive i = triangle i)."""
+    model = fcl.BVHModel()
+    model.beginModel(3 * len(triangles), len(triangles))
+    model.addSubModel(triangles.reshape(-1, 3), np.arange(3 * len(triangles)).reshape(-1, 3))
+    model.endModel()
+    return fcl.CollisionObject(model)
 
 
 def _trimesh(g, source):

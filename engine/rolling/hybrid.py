@@ -251,6 +251,8 @@ class HybridWheels:
         rows = {}
         for i in range(len(self.bodies)):      # w, the wheels on the ground, and those touching and approaching
             phi, s = (0.0, support[i]) if i in support else self.gap(i, q)
+            if s is None:                      # nothing within reach
+                continue
             J = self._rolling(i, s).jacobian(self.model, self.data, q)
             row = contact_frame(s.normal, self.disk(i, q)[1]) @ J
             if i == w or i in support or (phi <= GAP_TOL and row[0] @ v < 0.0):
