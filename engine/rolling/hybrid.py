@@ -8,7 +8,8 @@ and RK4). A step of length δt is integrated, then each wheel's event function i
 
     on the ground:  λ_N, its normal force (3.20)           < 0: lift-off (soft, L2150)
                     the margin of its contact point in its face  < 0: lift-off (hard, the face ended)
-    in the air:     Φ, its gap (3.6, ``Ground.gap``)        < 0: collision
+    in the air:     Φ, its gap (3.6, ``Ground.gap``)        < −GAP_TOL: collision (a wheel that has just left
+                                                            the ground grazes it within rounding)
 
 When one is negative the step is rewound and the earliest root s* of the events' functions of the sub-step
 length s ∈ (0, δt] (each evaluation one RK4 sub-step from the start) is found by Brent's method (to
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from engine.dynamics import crba, forward_kinematics, kinetic_energy
+from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy
 from engine.dynamics.integrators import step_rk4
 from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
 from engine.errors import SimulationError
@@ -40,6 +41,7 @@ CONTACT_TOL = 1e-6     # m: a wheel this close to the ground at the start is on 
 TIME_TOL = 1e-13       # s: Brent's tolerance on the event time
 GAP_TOL = 1e-9         # m: |Φ(s*)| and |margin(s*)| at an accepted root
 FORCE_TOL = 1e-6       # N: |λ_N(s*)| at an accepted root
+ACC_TOL = 1e-6         # m/s²: a wheel released for λ_N < 0 may not sink faster than this
 ZENO_IMPACTS, ZENO_WINDOW = 20, 1e-3
 
 
@@ -48,7 +50,7 @@ class WheelEvent:
     """A discrete event: time ``t`` (s), ``kind`` (collision | lift-off), ``wheel`` (its name; wheels hitting
     together: joined by '+'), ``cause`` (gap; force, edge, impulse: released by an impact), the wheels on the
     ground after it, the impact's predictions ((wheels, Λ (k, 3) in each contact's (N, T, B) frame, N s,
-    accepted), ...) and the kinetic energy before and after (J)."""
+    accepted), ...), the kinetic energy before and after (J) and how close to zero its function was."""
 
     t: float
     kind: str
@@ -57,6 +59,7 @@ class WheelEvent:
     on_ground: tuple
     predictions: tuple = ()
     kinetic: tuple = (0.0, 0.0)
+    residual: float = 0.0     # the event's function where it was applied: Φ or the margin (m), λ_N (N)
 
     def line(self) -> str:
         """'t = 0.412345 s  collision  front_wheel (gap)  ->  front_wheel  Λ_N front_wheel 133.3 N s'."""
@@ -101,6 +104,7 @@ class HybridWheels:
         self.support, self.events, self.recent = {}, [], []
         self.force = np.zeros((len(bodies), 3))      # λ per wheel (base axes, N) at the end of the last step
         self._impacts = deque()
+        self._forces = (None, {})                     # the last normal_forces: (its arguments, λ)
 
     # ---- geometry ------------------------------------------------------------------------------------------
     def disk(self, w, q):
@@ -165,8 +169,12 @@ class HybridWheels:
         wheels, disks = self.on_ground()
         if not wheels:
             return {}
-        lam = rolling_dynamics(self.model, self.data, q, v, tau, disks, self.gravity, f_ext)[1].reshape(-1, 3)
-        return dict(zip(wheels, lam))
+        key = (tuple((w, self.support[w].normal.tobytes(), self.support[w].point.tobytes()) for w in wheels),
+               q.tobytes(), v.tobytes(), tau.tobytes(), None if f_ext is None else f_ext.tobytes())
+        if self._forces[0] != key:                   # the same state is read again at the next step's start
+            lam = rolling_dynamics(self.model, self.data, q, v, tau, disks, self.gravity, f_ext)[1].reshape(-1, 3)
+            self._forces = (key, dict(zip(wheels, lam)))
+        return self._forces[1]
 
     def _watch(self, q, v, tau, f_ext):
         """{(kind, wheel): value} of every event function at (q, v) (module docstring)."""
@@ -186,16 +194,18 @@ class HybridWheels:
         q, v = self._release(q, v, tau, f_ext, t)
         while end - t > TIME_TOL:
             q1, v1 = self.flow(q, v, tau, f_ext, end - t)
-            crossed = [key for key, value in self._watch(q1, v1, tau, f_ext).items() if value < 0.0]
+            crossed = [key for key, value in self._watch(q1, v1, tau, f_ext).items()
+                       if value < (-GAP_TOL if key[0] == "gap" else 0.0)]      # a gap within GAP_TOL: grazing
             if not crossed:
                 q, v, t = q1, v1, end
                 break
             start = self._watch(q, v, tau, f_ext)
-            s, key = min((self._root(key, q, v, tau, f_ext, end - t, start[key], t), key) for key in crossed)
+            (s, residual), key = min((self._root(key, q, v, tau, f_ext, end - t, start[key], t), key)
+                                     for key in crossed)
             if s > 0.0:
                 q, v = self.flow(q, v, tau, f_ext, s)
             t += s
-            q, v = self._event(key, q, v, tau, f_ext, t)
+            q, v = self._event(key, q, v, tau, f_ext, t, residual)
         lam = self.normal_forces(q, v, tau, f_ext)
         self.force[:] = 0.0
         for w, f in lam.items():
@@ -203,12 +213,12 @@ class HybridWheels:
         return q, v
 
     def _root(self, key, q, v, tau, f_ext, h, f0, t):
-        """s* in [0, h] where the event function ``key`` crosses zero (Brent); an event already crossed at the
-        start (f0 < 0) happens at once, but a wheel within ``GAP_TOL`` of the ground (it has just left it or
-        bounced) is taken as just above it."""
+        """(s*, f(s*)): s* in [0, h] where the event function ``key`` crosses zero (Brent); an event already
+        crossed at the start (f0 < 0) happens at once, but a wheel within ``GAP_TOL`` of the ground (it has just
+        left it or bounced) is taken as just above it."""
         if f0 < 0.0:
             if key[0] != "gap" or f0 < -GAP_TOL:
-                return 0.0
+                return 0.0, f0
             f0 = GAP_TOL
 
         def f(s):
@@ -219,18 +229,20 @@ class HybridWheels:
             s = brentq(f, 0.0, h, xtol=TIME_TOL, rtol=4 * np.finfo(float).eps, maxiter=200)
         except RuntimeError as exc:
             raise self._fault(f"the {kind} event of wheel '{self.names[w]}' was not located ({exc})", t, None)
-        tol = FORCE_TOL if kind == "force" else GAP_TOL
-        if abs(f(s)) > tol and abs(f(s)) > tol * abs(f0):
+        tol, residual = (FORCE_TOL if kind == "force" else GAP_TOL), float(f(s))
+        if abs(residual) > tol:
             raise self._fault(f"root finding on the {kind} of wheel '{self.names[w]}' did not converge: it jumps "
-                              f"to {f(s):.3g} at t = {t + s:.9f} s", t + s, float(f(s)))
-        return s
+                              f"to {residual:.3g} at t = {t + s:.9f} s", t + s, residual)
+        return s, residual
 
-    def _event(self, key, q, v, tau, f_ext, t):
+    def _event(self, key, q, v, tau, f_ext, t, residual):
         kind, w = key
         if kind == "gap":
-            return self._collide(w, q, v, t)
-        del self.support[w]
-        self._log(t, "lift-off", [w], kind, q, v, v)
+            return self._collide(w, q, v, t, residual)
+        released = self.support.pop(w)
+        if kind == "force":
+            self._check_separates(w, released, q, v, tau, f_ext, t)
+        self._log(t, "lift-off", [w], kind, q, v, v, residual=residual)
         q, v = self._project(q, v)
         return self._release(q, v, tau, f_ext, t)
 
@@ -241,10 +253,28 @@ class HybridWheels:
             if not lam or min(lam.values()) >= 0.0:
                 return q, v
             w = min(lam, key=lam.get)
-            del self.support[w]
-            self._log(t, "lift-off", [w], "force", q, v, v)
+            self._check_separates(w, self.support.pop(w), q, v, tau, f_ext, t)
+            self._log(t, "lift-off", [w], "force", q, v, v, residual=lam[w])
 
-    def _collide(self, w, q, v, t):
+    def _check_separates(self, w, support, q, v, tau, f_ext, t):
+        """A wheel released for λ_N < 0 must move away: Φ̈ = N·(J a + J̇v) ≥ 0 in the configuration without it.
+        Releasing its no-slip rows too can make it sink (their forces were not zero): ideal rolling contact then
+        has no consistent motion (a Painlevé-like paradox; friction limits would let it slip), and the run stops
+        rather than chatter."""
+        wheels, disks = self.on_ground()
+        if wheels:
+            a = rolling_dynamics(self.model, self.data, q, v, tau, disks, self.gravity, f_ext)[0]
+        else:
+            a = aba(self.model, self.data, q, v, tau, f_ext, gravity=self.gravity)
+        own = self._rolling(w, support)
+        sink = support.normal @ (own.jacobian(self.model, self.data, q) @ a + own.jacobian_rate(self.model, self.data,
+                                                                                                   q, v))
+        if sink < -ACC_TOL:
+            raise self._fault(f"wheel '{self.names[w]}' has λ_N < 0 on the ground but would sink in the air "
+                              f"(gap acceleration {sink:.3g} m/s²): ideal rolling contact has no consistent "
+                              f"motion here (Painlevé-like: its no-slip forces were not zero)", t, float(sink))
+
+    def _collide(self, w, q, v, t, residual):
         """The impact of wheel w (module docstring); the wheels that end with γ_N⁺ ≈ 0 are on the ground."""
         before, support = dict(self.support), dict(self.support)
         M = crba(self.model, self.data, q)
@@ -264,7 +294,7 @@ class HybridWheels:
         predictions = tuple((tuple(self.names[i] for i in p.contacts), p.impulse.copy(), p.accepted)
                             for p in tried if p.contacts)
         hit = [w] + sorted(set(support) - set(before) - {w})             # w and the wheels hitting with it
-        self._log(t, "collision", hit, "gap", q, v, final.v, predictions)
+        self._log(t, "collision", hit, "gap", q, v, final.v, predictions, residual)
         for i in sorted(set(before) - set(self.support)):                 # released by the impact (Test 4)
             self._log(t, "lift-off", [i], "impulse", q, final.v, final.v)
         self._zeno(w, t)
@@ -278,10 +308,11 @@ class HybridWheels:
             raise self._fault(f"Zeno sequence: {len(self._impacts)} impacts within {ZENO_WINDOW:g} s (the last "
                               f"of wheel '{self.names[w]}'); the run stops here", t, len(self._impacts))
 
-    def _log(self, t, kind, wheels, cause, q, v_minus, v_plus, predictions=()):
+    def _log(self, t, kind, wheels, cause, q, v_minus, v_plus, predictions=(), residual=0.0):
         on = tuple(self.names[i] for i in sorted(self.support))
         energy = (kinetic_energy(self.model, self.data, q, v_minus), kinetic_energy(self.model, self.data, q, v_plus))
-        event = WheelEvent(float(t), kind, "+".join(self.names[i] for i in wheels), cause, on, predictions, energy)
+        event = WheelEvent(float(t), kind, "+".join(self.names[i] for i in wheels), cause, on, predictions, energy,
+                           float(residual))
         self.events.append(event)
         self.recent.append(event)
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+SIGN_TOL = 1e-12      # Λ_N ≥ −SIGN_TOL (1 + |Λ|) counts as non-negative
+
 
 @dataclass(frozen=True)
 class Impact:
@@ -67,7 +69,8 @@ def predict_correct(M, rows, restitution, v, contacts):
             E = np.diag(np.concatenate([(e_n, e_t, e_t) for e_n, e_t in eps]))
             v_plus, impulse = complete_impact(M, C, E, v)
         normal = impulse[0::3]
-        tried.append(Impact(contacts, v_plus, impulse.reshape(-1, 3), bool(np.all(normal >= 0.0))))
+        accepted = bool(np.all(normal >= -SIGN_TOL * (1.0 + np.abs(impulse).max())))   # rounding of a zero Λ_N
+        tried.append(Impact(contacts, v_plus, impulse.reshape(-1, 3), accepted))
         if tried[-1].accepted:
             return tried
         contacts = contacts[:int(np.argmin(normal))] + contacts[int(np.argmin(normal)) + 1:]

@@ -216,3 +216,40 @@ def test_the_recorder_keeps_each_step_s_events():
     events = [e for frame in recorder.frames() for _, e in frame.events]
     assert [(e.kind, e.wheel) for e in events] == [("collision", "front_wheel"), ("lift-off", "rear_wheel")]
     assert events[0].t == sim.wheel_events()[0][1].t
+
+
+def braking(torque, steps):
+    """The weaving bicycle of Test 3 (4.6 m/s, roll rate 0.5 rad/s) braked by ``torque`` (N m) on its front
+    wheel: its HybridWheels after ``steps`` of 1 ms, or the fault that stopped them."""
+    from engine.dynamics.rolling import consistent_velocity
+    model, wheels, q, dof = free_bicycle(np.array([0.0, 0.0, -9.81]))
+    wheels.ground = Ground([(np.array([0.0, 0.0, 1.0]), np.zeros(3))], np.zeros((0, 3, 3)), [], [], ["ground"])
+    q[2] = 0.3
+    q, _ = wheels.start(q, np.zeros(model.nv))
+    v = consistent_velocity(model, model.create_data(), q, wheels.on_ground()[1],
+                            {4: 0.5, dof["steer"]: 0.0, dof["rear_spin"]: 4.6 / 0.3})
+    tau = np.zeros(model.nv)
+    tau[dof["front_spin"]] = torque
+    for k in range(steps):
+        q, v = wheels.step(q, v, tau, None, k * 1e-3, 1e-3)
+    return wheels
+
+
+def test_an_abrupt_brake_lifts_the_rear_wheel_then_the_front_one_where_its_force_vanishes():
+    """Test 3's brake (L2806–L2871): 600 N m on the front wheel makes λ3N < 0 at once, the rear wheel lifts off at
+    t = 0 (the step replayed without its constraints); the bicycle pitches over its front wheel, whose λ2N then
+    crosses zero inside a step: located by Brent's method to |λ2N| ≤ 1e-6 N, the velocity unchanged."""
+    events = braking(-600.0, 300).events
+    assert [(e.kind, e.wheel, e.cause) for e in events] == [("lift-off", "rear_wheel", "force"),
+                                                            ("lift-off", "front_wheel", "force")]
+    assert events[0].t == 0.0 and events[0].residual < -100.0
+    assert abs(events[1].residual) <= 1e-6 and events[1].kinetic[0] == events[1].kinetic[1]
+    assert min(abs(events[1].t - k * 1e-3) for k in range(300)) > 1e-7       # inside a step, not at its end
+
+
+def test_a_lift_off_into_the_ground_stops_the_run():
+    """A brake of 245 N m, just under a stoppie's threshold: λ3N falls to zero while the rear wheel's no-slip
+    forces do not; released, it would sink (ideal rolling contact has no consistent motion there, a
+    Painlevé-like paradox): the loop stops with that message instead of chattering between contact and flight."""
+    with pytest.raises(SimulationError, match="'rear_wheel' has λ_N < 0 on the ground but would sink"):
+        braking(-245.0, 600)
