@@ -223,7 +223,7 @@ def _hybrid_wheels(run, universe) -> HybridWheels:
     w = instance.wheels
     return HybridWheels(run.model, [x.body for x in w], [x.radius for x in w], [x.axis for x in w],
                         [run.model.body_name[x.body] for x in w], [x.restitution for x in w], ground,
-                        run.gravity, instance.name)
+                        run.gravity, instance.name, [x.source for x in w])
 
 
 def _rolling_disks(instance, universe) -> RollingDisks:

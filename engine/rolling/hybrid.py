@@ -16,12 +16,14 @@ length s ∈ (0, δt] (each evaluation one RK4 sub-step from the start) is found
 ``TIME_TOL``); the sub-step to s* is taken, the event applied, and the rest of the step goes on (Fig 4.6). A
 collision is an impact (``impact.predict_correct``: Newton restitution by the complete method 3.24, the plastic
 reduced law 3.28/3.30, predict/correct on the sign of Λ_N); the wheels it keeps with γ_N⁺ = 0 are on the ground
-afterwards, those it released or that bounce are in the air. After every event the wheels with λ_N < 0 are
-released, the most negative first (Remark 3.6 for forces).
+afterwards, those it released or that bounce are in the air (a wheel that lands on an edge or a vertex rolls on
+the plane tangent to it there). After every event the wheels with λ_N < 0 are released, the most negative first
+(Remark 3.6 for forces).
 
 Faults stop the step with a ``SimulationError`` naming the event (the Simulation keeps the last good state): a
-root that Brent's method does not reach (an event function that jumps: |f(s*)| above its tolerance), and a Zeno
-sequence (more than ``ZENO_IMPACTS`` impacts within ``ZENO_WINDOW`` s).
+root that Brent's method does not reach (an event function that jumps: |f(s*)| above its tolerance), a Zeno
+sequence (more than ``ZENO_IMPACTS`` impacts within ``ZENO_WINDOW`` s), and a wheel released for λ_N < 0 that
+would sink (``_check_separates``).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from scipy.optimize import brentq
 from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy
 from engine.dynamics.integrators import step_rk4
 from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
-from engine.errors import SimulationError
+from engine.errors import SimulationError, UniverseError
 from engine.rolling.impact import contact_frame, predict_correct
 
 CONTACT_TOL = 1e-6     # m: a wheel this close to the ground at the start is on it
@@ -95,12 +97,13 @@ class HybridWheels:
     """The wheels of one multibody (``bodies``, ``radii``, spin ``axes``, ``names``, ``restitution`` (ε_N, ε_T)
     each) on a ``Ground``; ``support`` {wheel: Support} is the contact configuration, ``events`` the log."""
 
-    def __init__(self, model, bodies, radii, axes, names, restitution, ground, gravity, multibody=""):
+    def __init__(self, model, bodies, radii, axes, names, restitution, ground, gravity, multibody="", sources=()):
         self.model, self.data = model, model.create_data()
         self.bodies, self.radii, self.names = tuple(bodies), tuple(radii), tuple(names)
         self.axes = tuple(np.asarray(a, float) / np.linalg.norm(a) for a in axes)
         self.restitution = {w: tuple(map(float, e)) for w, e in enumerate(restitution)}
         self.ground, self.gravity, self.multibody = ground, gravity, multibody
+        self.sources = tuple(sources)                 # "file:line" of each wheel's element, for errors
         self.support, self.events, self.recent = {}, [], []
         self.force = np.zeros((len(bodies), 3))      # λ per wheel (base axes, N) at the end of the last step
         self._impacts = deque()
@@ -137,8 +140,10 @@ class HybridWheels:
         for w in range(len(self.bodies)):
             phi, support = self.gap(w, q)
             if phi < -CONTACT_TOL:
-                raise SimulationError(f"wheel '{self.names[w]}' of '{self.multibody}' starts {-phi:.3g} m inside "
-                                      f"the ground '{support.name}'", value=float(phi))
+                file, _, line = (self.sources[w] if self.sources else "").rpartition(":")
+                raise UniverseError(f"wheel '{self.names[w]}' of '{self.multibody}' starts {-phi:.3g} m inside the "
+                                    f"ground '{support.name}' (its gap, m)", file or None,
+                                    int(line) if line.isdigit() else None, float(phi))
             if phi <= CONTACT_TOL:
                 self.support[w] = support
         return self._project(q, v)

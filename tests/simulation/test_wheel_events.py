@@ -253,3 +253,12 @@ def test_a_lift_off_into_the_ground_stops_the_run():
     Painlevé-like paradox): the loop stops with that message instead of chattering between contact and flight."""
     with pytest.raises(SimulationError, match="'rear_wheel' has λ_N < 0 on the ground but would sink"):
         braking(-245.0, 600)
+
+
+def test_a_wheel_starting_inside_the_ground_names_its_line(tmp_path):
+    """An initial state 1 cm into the ground: UniverseError with the <Wheel>'s line and the gap."""
+    path = scene(tmp_path, "bicycle_collision_liftoff",
+                 ('value="0 0 0.3 -0.4546637977218027', 'value="0 0 0.29 -0.4546637977218027'))
+    with pytest.raises(UniverseError, match="wheel 'rear_wheel' of 'bicycle' starts 0.01 m inside") as err:
+        engine.Simulation(engine.load_universe(path))
+    assert err.value.line == line_of(path, 'radius="0.3"') and err.value.value == pytest.approx(-0.01, abs=1e-12)
