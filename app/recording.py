@@ -38,6 +38,7 @@ class RecordedFrame:
     external: tuple    # (multibody, body, wrench_world (6,), point_world (3,)) applied during the step
     tau: tuple = ()    # per multibody (nv,): the torques the controllers applied during the step
     measurements: dict = field(default_factory=dict)   # sensor name -> {signal: array}, after the step
+    events: tuple = ()  # (multibody, WheelEvent) of the event-driven wheels during the step (engine/rolling/)
 
 
 class Recorder:
@@ -62,7 +63,8 @@ class Recorder:
         state = sim.state
         state.warm_start.pop("factor", None)     # a large matrix: not kept in 20000 frames (engine/contact/stepping.py)
         with self._lock:
-            self._frames.append(RecordedFrame(state, sim.contacts, external, tau, sim.measurements))
+            self._frames.append(RecordedFrame(state, sim.contacts, external, tau, sim.measurements,
+                                              sim.wheel_events(recent=True)))
         if self.autosave is not None:
             self.autosave.append(sim)
 

@@ -243,6 +243,10 @@ def summary(universe, sim, wall) -> str:
              sim.contact_report().summary()]
     if sim.contact_stage is not None and sim.contact_stage.soles:
         lines.append(sim.contact_stage.soles.summary())
+    events = sim.wheel_events()
+    if events:
+        lines.append(f"events     {len(events)} (wheels leaving and hitting the ground)")
+        lines += [f"  {name}: {event.line()}" for name, event in events]
     return "\n".join(lines)
 
 

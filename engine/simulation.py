@@ -460,4 +460,11 @@ class Simulation:
             external=tuple((m, b, frozen(w), frozen(x)) for (m, b), (w, x) in self.external.items()),
             measurements={name: {k: frozen(v) for k, v in reading.items()}
                           for name, reading in self.measurements.items()},
-            soles=self.engine.sole_states(), closures=self.engine.closure_forces())
+            soles=self.engine.sole_states(), closures=self.engine.closure_forces(),
+            events=self.wheel_events(recent=True))
+
+    def wheel_events(self, recent=False) -> tuple:
+        """(multibody, WheelEvent) of the event-driven wheels (``<Settings events="on">``, engine/rolling/): the
+        run's timeline, or the last step's (``recent``); () on an engine without them."""
+        events = getattr(self.engine, "wheel_events", None)
+        return events(recent) if events else ()

@@ -85,3 +85,4 @@ class Snapshot:
     soles: tuple = ()    # per sole (SoleSpec order): SoleState
     a: tuple = ()        # per multibody (nv,): the last step's acceleration (v − v_previous) / δt
     closures: tuple = ()  # per loop closure (multibody, name, (6,)): λ on body a, world axes (N); hinge moments
+    events: tuple = ()   # (multibody, engine.rolling.hybrid.WheelEvent) of the last step: lift-offs, collisions

@@ -60,6 +60,10 @@ class RollingDisks:
             local.append(R.T @ (C - p))
         return np.array(world), np.array(local)
 
+    def normals(self):
+        """(k, 3): the ground normal under each wheel."""
+        return np.tile(self.up, (len(self.bodies), 1))
+
     def altitudes(self, model, data, q):
         """Φ (k,): the height of each contact point above the plane."""
         forward_kinematics(model, data, q)
@@ -113,7 +117,7 @@ def project(model, data, q, v, disks, iterations=10):
         phi = disks.altitudes(model, data, q)
         if np.max(np.abs(phi)) <= PROJECTION_TOL:
             break
-        G = disks.jacobian(model, data, q).reshape(len(phi), 3, -1).transpose(0, 2, 1) @ disks.up   # (k, nv)
+        G = np.einsum("kin,ki->kn", disks.jacobian(model, data, q).reshape(len(phi), 3, -1), disks.normals())
         q = integrate(model, q, -G.T @ np.linalg.solve(G @ G.T, phi))
     M, J = crba(model, data, q), disks.jacobian(model, data, q)
     Minv_JT = np.linalg.solve(M, J.T)

@@ -5,7 +5,9 @@
     → velocity update, integration on the Lie group → kinematics of the new state
 
 Free rigid bodies go through the dynamics and integration stages together (``free_bodies``); a multibody on
-wheels (``<Wheel>``) integrates its rolling dynamics (``engine.dynamics.rolling``) in the integration stage.
+wheels (``<Wheel>``) integrates its rolling dynamics (``engine.dynamics.rolling``) in the integration stage, with
+its wheels always on the ground plane, or, under ``<Settings events="on">``, leaving and hitting the static
+planes, boxes and meshes by the event-driven hybrid loop of ``engine.rolling.hybrid`` (seed 001 §2.7–2.9).
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
 from engine.engines.free_bodies import FreeBodies, batchable
+from engine.rolling.ground import Ground
+from engine.rolling.hybrid import HybridWheels
 from engine.errors import UniverseError
 from engine.state import ActiveContacts, freeze
 
@@ -37,6 +41,8 @@ class ArticulaEngine:
         self.rolling = {m: _rolling_disks(run.instance, sim.universe) for m, run in enumerate(sim.runs)
                         if run.instance.wheels}                   # multibodies on wheels: their disks
         self.wheel_forces = {m: np.zeros((len(disks.bodies), 3)) for m, disks in self.rolling.items()}   # λ
+        self.hybrid = {m: _hybrid_wheels(sim.runs[m], sim.universe) for m in self.rolling
+                       if sim.universe.wheel_events}           # wheels that leave the ground: event-driven
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
@@ -45,13 +51,29 @@ class ArticulaEngine:
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):
         self.contact_stage.set_warm_start(warm_start or {})   # empty: forget the contacts and their counts
+        for m, hybrid in self.hybrid.items():                 # the contact configuration and the event log
+            run = self.sim.runs[m]
+            if warm_start and "wheels" in warm_start:
+                hybrid.restore(warm_start["wheels"][m])
+            else:                                             # a new run, or a frame read from a file
+                run.q[:], run.v[:] = hybrid.start(run.q, run.v, keep_log=warm_start is not None)
         if warm_start is None:                                # a new run: wheels put on the ground
             for m, disks in self.rolling.items():
-                run = self.sim.runs[m]
-                run.q[:], run.v[:] = project(run.model, run.data, run.q, run.v, disks)
+                if m not in self.hybrid:
+                    run = self.sim.runs[m]
+                    run.q[:], run.v[:] = project(run.model, run.data, run.q, run.v, disks)
 
     def warm_start(self):
-        return self.contact_stage.warm_start()
+        warm = self.contact_stage.warm_start()
+        if self.hybrid:
+            warm["wheels"] = {m: hybrid.configuration() for m, hybrid in self.hybrid.items()}
+        return warm
+
+    def wheel_events(self, recent=False) -> tuple:
+        """(multibody name, WheelEvent) of the run so far, in time order, or of the last step (``recent``)."""
+        runs = self.sim.runs
+        events = [(runs[m].name, e) for m, h in self.hybrid.items() for e in (h.recent if recent else h.events)]
+        return tuple(sorted(events, key=lambda x: x[1].t))
 
     # ---- the step ------------------------------------------------------------------------------------------
     def step(self, dt):
@@ -109,6 +131,10 @@ class ArticulaEngine:
         onto the ground), under its torques, user and contact wrenches; the wheels' ground forces λ at the new
         state are kept for ``contacts()``."""
         disks, f = self.rolling[m], run.f_ext + run.f_contact
+        if m in self.hybrid:
+            run.q[:], run.v[:] = self.hybrid[m].step(run.q, run.v, run.tau, f, self.sim.time, dt)
+            self.wheel_forces[m][:] = self.hybrid[m].force
+            return
         q, v = step_rolling(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
         run.q[:], run.v[:] = q, v
         self.wheel_forces[m][:] = rolling_dynamics(run.model, run.data, q, v, run.tau, disks, run.gravity,
@@ -146,14 +172,22 @@ class ArticulaEngine:
                               sum(columns[6], ()))
 
     def _wheel_contacts(self, m, disks):
+        """The wheels on the ground (all of them, or the hybrid loop's contact configuration): point, normal,
+        force λ, world axes."""
         run = self.sim.runs[m]
         R, p = run.instance.R, run.instance.p
         forward_kinematics(run.model, run.data, run.q)
-        C, _ = disks.contact_points(run.model, run.data)
-        k = len(disks.bodies)
-        names = tuple(f"{run.name}/{run.model.body_name[b]}" for b in disks.bodies)
-        return (C @ R.T + p, np.tile(R @ disks.up, (k, 1)), self.wheel_forces[m] @ R.T, np.zeros(k),
-                np.full(k, np.inf), names, (disks.ground,) * k)
+        wheels = tuple(range(len(disks.bodies)))
+        if m in self.hybrid:
+            wheels, disks = self.hybrid[m].on_ground()
+        k = len(wheels)
+        if k == 0:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0), (), ()
+        C = np.vstack([d.contact_points(run.model, run.data)[0] for d in getattr(disks, "disks", [disks])])
+        names = tuple(f"{run.name}/{run.model.body_name[self.rolling[m].bodies[w]]}" for w in wheels)
+        grounds = tuple(d.ground for d in getattr(disks, "disks", [disks] * k))
+        return (C @ R.T + p, disks.normals() @ R.T, self.wheel_forces[m][list(wheels)] @ R.T, np.zeros(k),
+                np.full(k, np.inf), names, grounds)
 
     def solver_stats(self) -> dict:
         reports = self.contact_stage.reports
@@ -180,6 +214,16 @@ class ArticulaEngine:
     def solver(self):
         """The contact-solver plugin (it cannot be disabled while the run goes on)."""
         return getattr(self.contact_stage, "plugin", None)
+
+
+def _hybrid_wheels(run, universe) -> HybridWheels:
+    """A multibody's wheels on every static plane, box and mesh of the universe, in its base frame."""
+    instance = run.instance
+    ground = Ground.from_statics(universe.statics, instance.R, instance.p, universe.source)
+    w = instance.wheels
+    return HybridWheels(run.model, [x.body for x in w], [x.radius for x in w], [x.axis for x in w],
+                        [run.model.body_name[x.body] for x in w], [x.restitution for x in w], ground,
+                        run.gravity, instance.name, [x.source for x in w])
 
 
 def _rolling_disks(instance, universe) -> RollingDisks:

@@ -131,6 +131,7 @@ class WheelSpec:
     radius: float
     axis: np.ndarray
     source: str = ""
+    restitution: tuple = (0.0, 0.0)   # (ε_N, ε_T) of its impacts (event-driven wheels, engine/rolling/)
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,7 @@ class Universe:
     time_step: float = 1e-3
     integrator: str = "semi-implicit-euler"
     engine: str = "articula"           # the dynamics engine (engine/engines/)
+    wheel_events: bool = False         # wheels leave and hit the ground (engine/rolling/) instead of staying on it
     solver: SolverSettings = field(default_factory=SolverSettings)
     contact: ContactSettings = field(default_factory=ContactSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)

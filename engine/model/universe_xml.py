@@ -140,16 +140,23 @@ def _multibody(r, el, path, materials) -> U.MultiBodyInstance:
 
 def _wheel(r, el, model, path) -> U.WheelSpec:
     """``<Wheel link="front_wheel" radius="0.35" axis="0 1 0"/>``: a thin disk centred on the link's origin, rolling
-    without slipping on the universe's ground plane (engine/dynamics/rolling.py)."""
-    r.check_attributes(el, {"link", "radius", "axis"})
+    without slipping on the universe's ground plane (engine/dynamics/rolling.py); ``restitution`` ε_N ∈ [0, 1] and
+    ``tangential`` ε_T ∈ [−1, 1] (default 0, plastic) are its Newton impact law under ``<Settings events="on">``
+    (engine/rolling/, seed 001 eq. 3.12)."""
+    r.check_attributes(el, {"link", "radius", "axis", "restitution", "tangential"})
     link = r.string(el, "link", required=True)
     if link not in model.body_name:
         r.fail(el, f"the robot has no link '{link}'{did_you_mean(link, model.body_name)}", link)
     axis = r.floats(el, "axis", 3, required=True)
     if np.linalg.norm(axis) < 1e-12:
         r.fail(el, "the wheel's spin axis has zero length", axis.tolist())
+    eps_n, eps_t = r.number(el, "restitution", 0.0), r.number(el, "tangential", 0.0)
+    if not 0.0 <= eps_n <= 1.0:
+        r.fail(el, "a wheel's normal restitution must lie in [0, 1]", eps_n)
+    if not -1.0 <= eps_t <= 1.0:
+        r.fail(el, "a wheel's tangential restitution must lie in [-1, 1]", eps_t)
     return U.WheelSpec(body=model.body_name.index(link), radius=r.number(el, "radius", required=True, positive=True),
-                       axis=axis / np.linalg.norm(axis), source=f"{path}:{el.sourceline}")
+                       axis=axis / np.linalg.norm(axis), source=f"{path}:{el.sourceline}", restitution=(eps_n, eps_t))
 
 
 def _flexible_model(r, elements, robot, floating):
@@ -300,7 +307,11 @@ def _settings(r, el) -> dict:
     if el is None:
         return out
     r.check_children(el, SETTINGS_TAGS)
-    r.check_attributes(el, {"engine"})
+    r.check_attributes(el, {"engine", "events"})
+    if el.get("events") is not None:
+        if el.get("events") not in ("on", "off"):
+            r.fail(el, "<Settings> 'events' must be on or off", el.get("events"))
+        out["wheel_events"] = el.get("events") == "on"
     where = lambda e: f"{r.path}:{e.sourceline}"  # noqa: E731
     if el.get("engine") is not None:
         from engine import engines
