@@ -53,8 +53,12 @@ def glyphs(points, radius):
 
 def friction_cones(points, axes, heights, mu, segments=CONE_SEGMENTS):
     """Lateral surfaces of Coulomb cones: apex at each point, opening along the unit ``axes`` with half-angle
-    atan(mu), ``heights`` long (so the rim radius is mu * height). Returns vertices (n (s + 1), 3), faces."""
-    points, axes = np.asarray(points, float).reshape(-1, 3), np.asarray(axes, float).reshape(-1, 3)
+    atan(mu), ``heights`` long (so the rim radius is mu * height). Returns vertices (n (s + 1), 3), faces. A
+    contact with μ = ∞ (a rolling wheel: no slip) has no cone to draw and is left out."""
+    finite = np.isfinite(np.asarray(mu, float)).reshape(-1)
+    points = np.asarray(points, float).reshape(-1, 3)[finite]
+    axes = np.asarray(axes, float).reshape(-1, 3)[finite]
+    heights, mu = np.asarray(heights, float).reshape(-1)[finite], np.asarray(mu, float).reshape(-1)[finite]
     u = _any_perpendicular(axes)
     w = np.cross(axes, u)
     angle = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)

@@ -24,6 +24,12 @@ def test_friction_cone_has_its_apex_at_the_contact_and_rim_radius_mu_times_heigh
     assert faces.shape == (36, 3) and faces.max() == 38 and (faces[:12, 0] == 0).all()
 
 
+def test_a_rolling_wheel_s_infinite_friction_draws_no_cone():
+    points, axes = np.zeros((2, 3)), np.array([[0.0, 0.0, 1.0]] * 2)
+    vertices, faces = friction_cones(points, axes, np.array([0.0, 0.5]), np.array([np.inf, 0.8]), segments=8)
+    assert vertices.shape == (9, 3) and np.isfinite(vertices).all() and faces.max() == 8
+
+
 def test_cone_height_follows_the_normal_force_seed000_fig51():
     # height = scale * (f . n): the tangential part of the force does not lengthen the cone; a pull gives none
     forces = np.array([[3.0, 0.0, 4.0], [0.0, 0.0, 8.0], [0.0, 1.0, -2.0]])
