@@ -36,7 +36,7 @@ class ArticulaEngine:
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.rolling = {m: _rolling_disks(run.instance, sim.universe) for m, run in enumerate(sim.runs)
                         if run.instance.wheels}                   # multibodies on wheels: their disks
-        self.wheel_forces = {m: np.zeros((len(disks.bodies), 3)) for m, disks in self.rolling.items()}   # λ
+        self.wheel_inputs = {m: None for m in self.rolling}    # (q, v, τ, f) of the last step: λ when asked
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
@@ -45,6 +45,7 @@ class ArticulaEngine:
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):
         self.contact_stage.set_warm_start(warm_start or {})   # empty: forget the contacts and their counts
+        self.wheel_inputs = dict.fromkeys(self.rolling)       # no step yet from this state: no λ
         if warm_start is None:                                # a new run: wheels put on the ground
             for m, disks in self.rolling.items():
                 run = self.sim.runs[m]
@@ -106,13 +107,21 @@ class ArticulaEngine:
 
     def _roll(self, m, run, dt):
         """A multibody on wheels: the rolling dynamics (``engine.dynamics.rolling``: RK4, then the projection
-        onto the ground), under its torques, user and contact wrenches; the wheels' ground forces λ at the new
-        state are kept for ``contacts()``."""
+        onto the ground), under its torques, user and contact wrenches; the new state and those inputs are kept,
+        and the wheels' ground forces λ there solved only when ``contacts()`` asks (one KKT solve less a step)."""
         disks, f = self.rolling[m], run.f_ext + run.f_contact
         q, v = step_rolling(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
         run.q[:], run.v[:] = q, v
-        self.wheel_forces[m][:] = rolling_dynamics(run.model, run.data, q, v, run.tau, disks, run.gravity,
-                                                   f)[1].reshape(-1, 3)
+        self.wheel_inputs[m] = (q, v, run.tau.copy(), f)
+
+    def wheel_forces(self, m):
+        """λ (wheels, 3): the ground's force on each wheel of multibody m at the end of the last step (base
+        frame), the KKT solve of ``rolling_dynamics`` under that step's torques and wrenches; zero before one."""
+        run, disks = self.sim.runs[m], self.rolling[m]
+        if self.wheel_inputs[m] is None:
+            return np.zeros((len(disks.bodies), 3))
+        q, v, tau, f = self.wheel_inputs[m]
+        return rolling_dynamics(run.model, run.data, q, v, tau, disks, run.gravity, f)[1].reshape(-1, 3)
 
     def _touching(self, m) -> bool:
         """Whether multibody m is in a collision contact this step (loop closures aside)."""
@@ -152,7 +161,7 @@ class ArticulaEngine:
         C, _ = disks.contact_points(run.model, run.data)
         k = len(disks.bodies)
         names = tuple(f"{run.name}/{run.model.body_name[b]}" for b in disks.bodies)
-        return (C @ R.T + p, np.tile(R @ disks.up, (k, 1)), self.wheel_forces[m] @ R.T, np.zeros(k),
+        return (C @ R.T + p, np.tile(R @ disks.up, (k, 1)), self.wheel_forces(m) @ R.T, np.zeros(k),
                 np.full(k, np.inf), names, (disks.ground,) * k)
 
     def solver_stats(self) -> dict:
