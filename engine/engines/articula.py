@@ -9,6 +9,8 @@ wheels (``<Wheel>``) integrates its rolling dynamics (``engine.dynamics.rolling`
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from engine import plugins
@@ -49,6 +51,7 @@ class ArticulaEngine:
         if warm_start is None:                                # a new run: wheels put on the ground
             for m, disks in self.rolling.items():
                 run = self.sim.runs[m]
+                _check_on_the_ground(run, disks)
                 run.q[:], run.v[:] = project(run.model, run.data, run.q, run.v, disks)
 
     def warm_start(self):
@@ -202,3 +205,28 @@ def _rolling_disks(instance, universe) -> RollingDisks:
     return RollingDisks(bodies=tuple(w.body for w in instance.wheels), radii=tuple(w.radius for w in instance.wheels),
                         axes=tuple(tuple(w.axis) for w in instance.wheels), up=R.T @ plane.R[:, 2],
                         origin=R.T @ (plane.p - p), ground=ground)
+
+
+ON_THE_GROUND = 1e-6    # m, m/s: an initial state further off its wheels' constraints is refused (or projected)
+
+
+def _check_on_the_ground(run, disks):
+    """The initial state on its wheels' constraints: each contact point at the ground's height (Φ = 0) and not
+    moving (J v = 0), to ``ON_THE_GROUND``; beyond, a UniverseError naming the worst wheel's <Wheel> line and its
+    (Φ, |J v|), or, if a <Wheel> says project="true", a warning (``project`` then moves the state)."""
+    wheels = run.instance.wheels
+    phi = disks.altitudes(run.model, run.data, run.q)
+    slip = np.linalg.norm((disks.jacobian(run.model, run.data, run.q) @ run.v).reshape(-1, 3), axis=1)
+    k = int(np.argmax(np.maximum(np.abs(phi), slip)))
+    if max(abs(phi[k]), slip[k]) <= ON_THE_GROUND:
+        return
+    file, _, line = wheels[k].source.rpartition(":")
+    message = (f"the initial state of '{run.name}' is off its wheels' constraints: the contact point of "
+               f"'{run.model.body_name[disks.bodies[k]]}' is {phi[k]:.3g} m above the ground and moves at "
+               f"{slip[k]:.3g} m/s (tolerance {ON_THE_GROUND:g})")
+    if any(w.project for w in wheels):
+        warnings.warn(f"{file}:{line}: {message}; projected onto them (project=\"true\")", stacklevel=2)
+        return
+    raise UniverseError(f"{message}; add project=\"true\" to a <Wheel> to put it on the ground (the nearest "
+                        f"configuration, the nearest velocity in kinetic energy)", file or None,
+                        int(line) if line.isdigit() else None, (float(phi[k]), float(slip[k])))

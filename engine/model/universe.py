@@ -123,12 +123,14 @@ class PluginSpec:
 @dataclass(frozen=True)
 class WheelSpec:
     """A wheel rolling without slipping on the ground plane: body index, radius (m), spin axis (body frame),
-    ``source`` file:line."""
+    ``source`` file:line; ``project``: an initial state off the constraints is projected onto them (with a
+    warning) instead of refused."""
 
     body: int
     radius: float
     axis: np.ndarray
     source: str = ""
+    project: bool = False
 
 
 @dataclass(frozen=True)
