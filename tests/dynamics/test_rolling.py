@@ -135,3 +135,26 @@ def test_an_upright_run_up_a_10_degree_incline_stops_at_2_80_s(bike):
     assert stopped == pytest.approx(t_stop, abs=1e-3) and t_stop == pytest.approx(2.80, abs=0.01)
     assert abs(v[4]) < 1e-9                                   # still upright, rolling back
     assert abs(energy(model, data, q, v) - E0) < 1e-9 * E0
+
+
+def test_a_steer_of_1e_8_rad_on_the_incline_falls_with_constant_energy(bike):
+    """A6 (thesis L1811-L1827): as A5 with r1(0) = 1e-8 rad. The upright run is unstable at low speed: the
+    bicycle climbs, stops (2.80 s), rolls back, and the steering's 1e-8 grows until it turns away and the frame
+    falls (lean past 60° here at about 4.7 s; the thesis's contacts are bilateral, so do ours). Through the fall
+    E = T + U stays 1869.6 J: within the digest's ±1 J of 1870 J, and to 1e-6 relative of its initial value."""
+    model, data, body, dof = bike
+    q, disks = upright(bike, math.radians(10.0))
+    q[next(j.idx_q for j in model.joints if j.name == "steer")] = 1e-8
+    q, _ = project(model, data, q, np.zeros(model.nv), disks)
+    v = consistent_velocity(model, data, q, disks, {4: 0.0, dof["steer"]: 0.0, dof["rear_spin"]: 4.6 / H3})
+    E0, fell = energy(model, data, q, v), None
+    assert E0 == pytest.approx(1870.0, abs=1.0)
+    for k in range(6000):
+        q, v = step_rolling(model, data, q, v, np.zeros(model.nv), 1e-3, disks)
+        engine.forward_kinematics(model, data, q)
+        lean = np.degrees(np.arccos(min(1.0, data.oMi_R[body["frame"]][:, 0] @ disks.up)))   # s0 off the normal
+        assert abs(energy(model, data, q, v) - E0) < 1e-6 * E0, k
+        if lean > 60.0:
+            fell = (k + 1) * 1e-3
+            break
+    assert fell is not None and fell > 2.8                    # after it has stopped and rolled back
