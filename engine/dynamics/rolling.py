@@ -22,6 +22,7 @@ contact point moving on the rim, is in closed form (``RollingDisks.jacobian_rate
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +55,7 @@ class RollingDisks:
             R, p = data.oMi_R[b], data.oMi_p[b]
             a = R @ np.asarray(axis, float)
             u = self.up - (self.up @ a) * a
-            C = p - h * u / np.linalg.norm(u)
+            C = p - h * u / math.sqrt(u @ u)
             world.append(C)
             local.append(R.T @ (C - p))
         return np.array(world), np.array(local)
@@ -87,7 +88,7 @@ class RollingDisks:
             v_o, w = R @ data.v[b, :3], R @ data.v[b, 3:]
             a = R @ np.asarray(axis, float)
             u = self.up - (self.up @ a) * a
-            norm = np.linalg.norm(u)
+            norm = math.sqrt(u @ u)
             a_dot = _cross(w, a)
             u_dot = -(self.up @ a_dot) * a - (self.up @ a) * a_dot
             C_dot = v_o - h * (u_dot - u * (u @ u_dot) / norm ** 2) / norm
@@ -112,7 +113,8 @@ def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY, f_ext=None)
     at their origins), as ``aba`` takes them."""
     M, J, bias = _terms(model, data, q, v, disks, gravity, f_ext)
     n, m = model.nv, J.shape[0]
-    K = np.block([[M, J.T], [J, np.zeros((m, m))]])
+    K = np.zeros((n + m, n + m))
+    K[:n, :n], K[:n, n:], K[n:, :n] = M, J.T, J
     x = np.linalg.solve(K, np.concatenate([tau - bias, -disks.jacobian_rate(model, data, q, v)]))
     return x[:n], -x[n:]
 
