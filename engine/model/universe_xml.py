@@ -158,7 +158,7 @@ def _wheel(r, el, model, path) -> U.WheelSpec:
 def _check_wheel_link(r, el, model, body, axis, radius):
     """A wheel spins on a revolute joint about its own axis, and its shapes are disks: cylinders of its radius,
     their z along the axis, centred on the link's origin (seed 001 §2.4: the wheel is the disk the contact
-    closed forms assume)."""
+    closed forms assume), visual only (a collision shape would meet the ground in the contact stage as well)."""
     link = model.body_name[body]
     if model.joint_type[body] != JointType.REVOLUTE:
         r.fail(el, f"the wheel '{link}' must turn on a revolute (or continuous) joint", JointType(
@@ -168,6 +168,9 @@ def _check_wheel_link(r, el, model, body, axis, radius):
         r.fail(el, f"the wheel's spin axis is not the axis {joint_axis.tolist()} of its joint "
                    f"'{model.joint_name[body]}'", axis.tolist())
     for g in (g for g in model.geometries if g.body == body):
+        if g.role == "collision":   # the contact stage would press it on the ground too: λ < 0, energy gained
+            r.fail(el, f"the wheel '{link}' has a collision {g.kind} ({g.source or 'in its robot file'}): its rolling "
+                       f"constraint is its contact with the ground; give a wheel visual shapes only", g.name)
         disk = (g.kind == "cylinder" and abs(g.size[0] - radius) <= 1e-9 * radius
                 and np.linalg.norm(np.cross(g.R[:, 2], axis)) <= 1e-9 and np.linalg.norm(g.p) <= 1e-9)
         if not disk:

@@ -70,3 +70,14 @@ def test_an_initial_state_off_the_constraints_is_refused_then_projected_when_ask
     assert np.abs(disks.altitudes(run.model, run.data, run.q)).max() < 1e-12
     assert np.abs(disks.jacobian(run.model, run.data, run.q) @ run.v).max() < 1e-12
     sim.step(10)
+
+
+def test_a_wheel_with_a_collision_shape_is_refused(tmp_path):
+    """A wheel's contact with the ground is its rolling constraint: a collision disk on it (the friction
+    bicycle's, assets/robots/benchmark_bicycle_tyres.urdf) would also be pressed on the ground by the contact
+    stage — measured before this check: the collision contacts took the weight, the wheels' λ turned negative
+    (−14 N) and the energy grew by 11 J in 1 s. Refused, naming the shape."""
+    robot = BIKE.with_name("benchmark_bicycle_tyres.urdf")
+    with pytest.raises(UniverseError, match="the wheel 'front_wheel' has a collision cylinder") as info:
+        engine.load_universe(scene(tmp_path, robot=robot))
+    assert info.value.line == 17 and info.value.value == "front_wheel/collision0"
