@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from engine import JointType, plugins
-from engine.dynamics.ground_reaction import joint_reactions
+from engine.dynamics.ground_reaction import heel_toe, joint_reactions
 from engine.sensors import sensor_name
 
 from app.wheel_signals import wheel_signals
@@ -55,6 +55,7 @@ def catalogue(universe) -> list:
                     Signal(f"contact/{name}", "required friction", "", lambda s, name=name: required_friction(
                         s.contacts, name))]
     for m, mb in enumerate(universe.multibodies):
+        signals += _foot_signals(m, mb)
         for b, body in enumerate(mb.model.body_name):
             name = f"{mb.name}/{body}"
             signals += [Signal(f"contact/{name}", f"CoP {axis} (body frame)", "m",
@@ -67,6 +68,48 @@ def catalogue(universe) -> list:
         signals += _sensor_signals(spec)
     signals += _sole_signals(universe)
     return signals
+
+
+def _foot_signals(m, mb) -> list:
+    """Per body with one heel point and one toe point — its frames named ``*heel*`` all at one place (a fixed
+    joint and its child link share it), and so those named ``*toe*`` — a two-point foot (seed 003 §5.C: BIP's
+    front foot): its heel and toe normal forces, the centre of pressure along the sole from the heel and its
+    margin min(x_cop, l − x_cop), positive while the CoP is strictly inside the foot."""
+    model, out = mb.model, []
+    for b, body in enumerate(model.body_name):
+        on = [f for f in range(len(model.frame_name)) if model.frame_body[f] == b]
+        heel, toe = (_one_point(model, [f for f in on if word in model.frame_name[f]]) for word in ("heel", "toe"))
+        if heel is None or toe is None:
+            continue
+        support = FootSupport(m, b, f"{mb.name}/{body}", heel, toe)
+        group = f"{mb.name}/{body}"
+        out += [Signal(group, "heel normal force", "N", lambda s, f=support: f(s)[0]),
+                Signal(group, "toe normal force", "N", lambda s, f=support: f(s)[1]),
+                Signal(group, "CoP from heel", "m", lambda s, f=support: f(s)[2]),
+                Signal(group, "CoP margin", "m", lambda s, f=support: min(f(s)[2], f.length - f(s)[2]))]
+    return out
+
+
+def _one_point(model, frames):
+    """The body-frame point where all of ``frames`` are, None if there is none or several."""
+    points = model.frame_p[frames] if frames else np.empty((0, 3))
+    return points[0] if len(points) and np.allclose(points, points[0], rtol=0, atol=1e-12) else None
+
+
+class FootSupport:
+    """``heel_toe`` of one foot at a snapshot: (N_heel, N_toe, x_cop) from the contacts on body ``name``."""
+
+    def __init__(self, m, b, name, heel, toe):
+        self.m, self.b, self.name = m, b, name
+        self.heel, self.toe = np.asarray(heel, float), np.asarray(toe, float)
+        self.length = float(np.linalg.norm(self.toe - self.heel))
+
+    def __call__(self, snapshot):
+        c = snapshot.contacts
+        on = np.array([self.name in (a, o) for a, o in zip(c.body_a, c.body_b)], dtype=bool).reshape(-1)
+        R, p = snapshot.body_R[self.m][self.b], snapshot.body_p[self.m][self.b]
+        return heel_toe(np.asarray(c.point, float).reshape(-1, 3)[on], np.asarray(c.force, float).reshape(-1, 3)[on],
+                        np.asarray(c.normal, float).reshape(-1, 3)[on], R @ self.heel + p, R @ self.toe + p)
 
 
 def _sole_signals(universe) -> list:
@@ -87,7 +130,8 @@ def _sole_signals(universe) -> list:
 def _sensor_signals(spec) -> list:
     """The components of what a sensor plugin declares in ``signals`` (name: (unit, size)); NaN before its first
     reading."""
-    name = sensor_name(spec.target, spec.params.get("body") or spec.params.get("joint"), spec.params.get("name"))
+    name = sensor_name(spec.target, spec.params.get("body") or spec.params.get("joint") or spec.name,
+                       spec.params.get("name"))
     out = []
     for signal, (unit, size) in getattr(plugins.get("sensor", spec.name), "signals", {}).items():
         for k in range(size):

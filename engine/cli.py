@@ -4,6 +4,7 @@
     articula run [SCENE] --duration 5 --out PREFIX    a headless run, logged to PREFIX.npz and PREFIX.csv
     articula compare SCENE --engines a,b              dynamics engines side by side (engine/compare.py)
     articula cache info | clear                       the on-disk caches (meshes' convex pieces, hulls, ...)
+    articula optimise SCENE --problem P.toml -o OUT   an optimal trajectory (engine/optimise, docs/plugins.md)
 
 A headless run prints a progress bar and a summary (simulated and wall time, real-time factor, per-stage
 breakdown). Its log is streamed to disk (engine/logstore.py) at least every second, so nothing is lost to a
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "default.xml"
-COMMANDS = ("gui", "run", "cache", "avatar", "sweep", "compare")
+COMMANDS = ("gui", "run", "cache", "avatar", "sweep", "compare", "optimise")
 MAX_STEPS = 10_000_000          # a run longer than this needs --force (a time step far too small, say)
 
 
@@ -282,12 +283,13 @@ def parser() -> argparse.ArgumentParser:
         epilog="examples:\n  articula scenes/amelif_example.xml\n  articula run scenes/default.xml --duration 5 "
                "--out runs/talos\n  articula compare scenes/default.xml --engines articula,pybullet --duration 5\n"
                "  articula cache clear\n"
-               "  articula avatar --height 1.75 --mass 70 --sex m -o avatar.xml")
+               "  articula avatar --height 1.75 --mass 70 --sex m -o avatar.xml\n"
+               "  articula optimise scenes/five_bar.xml --problem scenes/problems/five_bar_transfer.toml -o fb.npz")
     top.add_argument("--version", action="version", version=f"articula {version()}")
     level = top.add_mutually_exclusive_group()
     level.add_argument("-v", "--verbose", action="store_true", help="every warning, tracebacks on errors")
     level.add_argument("-q", "--quiet", action="store_true", help="errors and the run summary only")
-    sub = top.add_subparsers(dest="command", metavar="{gui,run,sweep,compare,cache,avatar}")
+    sub = top.add_subparsers(dest="command", metavar="{gui,run,sweep,compare,optimise,cache,avatar}")
     g = sub.add_parser("gui", help="open the window on a scene (the default when no command is given)")
     g.add_argument("scene", nargs="?", default=str(DEFAULT_SCENE), help="a universe XML, robot XML or URDF")
     g.add_argument("--engine", metavar="NAME", help="the dynamics engine (articula, pybullet), instead of the "
@@ -309,10 +311,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("action", choices=("info", "clear"))
     from engine.compare import add_compare_parser
     from engine.model.avatar import add_avatar_parser
+    from engine.optimise.command import add_optimise_parser
     from engine.sweep import add_sweep_parser
     add_avatar_parser(sub)
     add_sweep_parser(sub)
     add_compare_parser(sub)
+    add_optimise_parser(sub)
     return top
 
 
@@ -356,7 +360,7 @@ def main(argv=None) -> int:
                        args.quiet or args.run_quiet, args.verbose, args.force, args.export_problems, args.engine)
         if args.command == "cache":
             return cache(args.action)
-        if args.command in ("avatar", "sweep", "compare"):
+        if args.command in ("avatar", "sweep", "compare", "optimise"):
             return args.run(args)
         return gui(args.scene, args.quiet, args.engine)
     except ArticulaError as exc:

@@ -283,7 +283,7 @@ class Simulation:
                                 spec.target)
         m = names.index(spec.target)
         return plugins.create(spec, model=self.runs[m].model, multibody=m, target=spec.target,
-                              gravity=self.universe.gravity)
+                              gravity=self.universe.gravity, base_dir=str(Path(self.universe.source).parent))
 
     def _external_to_body_frames(self, run, index):
         """World wrench (f, m) at point x → body-frame wrench at the body origin: Rᵀ f, Rᵀ (m + (x − p) × f)."""

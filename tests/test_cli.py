@@ -35,7 +35,7 @@ def articula(*args, display=None, timeout=120):
 def test_help_and_version_print_and_exit_0_with_or_without_a_display(display):
     done = articula("--help", display=display)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: articula") and "{gui,run,sweep,compare,cache,avatar}" in done.stdout
+    assert done.stdout.startswith("usage: articula") and "{gui,run,sweep,compare,optimise,cache,avatar}" in done.stdout
     assert "run a scene headless" in done.stdout and "engines side by side" in done.stdout and done.stderr == ""
     done = articula("--version", display=display)
     assert done.returncode == 0 and done.stdout.strip() == "articula 0.1.0"

@@ -3,9 +3,11 @@ the natural-map residual and the active-set step (Lemke's pivots are in _lemke_k
 allocation inside the sweeps; 3-vectors are tuples.
 
 Block layout (``ConstraintBlocks`` in cone.py): block b owns rows ``s = block_start[b] .. e = block_start[b+1]``,
-``block_kind[b]`` is CONTACT (rows n, t1, t2) or BILATERAL. ``prepare_blocks`` fills, per block, ``block_inv``
-(W_bb⁻¹ flattened, from ``inv_start[b]``), ``block_state`` (INERT, SINGULAR or REGULAR) and ``block_rho``
-(ρ_n, ρ_t for Newton by eq. 3.30, ρ_t for the projection step).
+``block_kind[b]`` is CONTACT (rows n, t1, t2), BILATERAL, or a one-row block: FRICTION (force in the box
+|f| ≤ ``block_mu[b]``: a joint's dry friction) or LIMIT (force f ≥ 0: a joint limit, Signorini on one row).
+``prepare_blocks`` fills, per block, ``block_inv`` (W_bb⁻¹ flattened, from ``inv_start[b]``), ``block_state``
+(INERT, SINGULAR or REGULAR) and ``block_rho`` (ρ_n, ρ_t for Newton by eq. 3.30, ρ_t for the projection step;
+1/W_bb for a one-row block).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-CONTACT, BILATERAL = 0, 1
+CONTACT, BILATERAL, FRICTION, LIMIT = 0, 1, 2, 3   # FRICTION and after: one-row blocks
 INERT, SINGULAR, REGULAR = 0, 1, 2
 
 NEWTON_MAX_ITER = 30
@@ -65,12 +67,35 @@ def project_cone(fn, f1, f2, mu):
 
 
 @njit(cache=True, nogil=True)
+def project_row(x, kind, bound):
+    """The projection of a one-row block's force x onto its set: [−bound, bound] (FRICTION) or [0, ∞) (LIMIT)."""
+    if kind == LIMIT:
+        return max(x, 0.0)
+    return min(max(x, -bound), bound)
+
+
+@njit(cache=True, nogil=True)
+def row_violation(x, kind, bound):
+    """How far a one-row block's force x is outside its set (≤ 0 inside)."""
+    return -x if kind == LIMIT else abs(x) - bound
+
+
+@njit(cache=True, nogil=True)
+def row_at_bound(x, kind, bound):
+    """Whether a one-row block's force is on its set's boundary (a joint sliding, a limit not pushing)."""
+    return x <= 0.0 if kind == LIMIT else abs(x) >= bound * (1.0 - 1e-9)
+
+
+@njit(cache=True, nogil=True)
 def project_forces(f, block_start, block_kind, block_mu):
-    """f ← proj_K(f) in place: each contact force onto its cone, bilateral forces unchanged."""
+    """f ← proj_K(f) in place: each contact force onto its cone, each one-row block's onto its set, bilateral
+    forces unchanged."""
     for b in range(len(block_kind)):
+        s = block_start[b]
         if block_kind[b] == CONTACT:
-            s = block_start[b]
             f[s], f[s + 1], f[s + 2] = project_cone(f[s], f[s + 1], f[s + 2], block_mu[b])
+        elif block_kind[b] >= FRICTION:
+            f[s] = project_row(f[s], block_kind[b], block_mu[b])
 
 
 @njit(cache=True, nogil=True)
@@ -109,7 +134,7 @@ def prepare_blocks(W, block_start, block_kind, inv_start, block_inv, block_state
 
     ρ_t of eq. 3.30 vanishes when W_tt is singular; then (and for the projection step, where W_tt is symmetric
     and 1/λmax is the largest safe projected-gradient step) ρ_t = 1/λmax. Bilateral blocks get ρ = 1/max diag;
-    their pseudo-inverse is filled by the driver.
+    their pseudo-inverse is filled by the driver. A one-row block gets ρ = W_bb⁻¹ = 1/W_bb (INERT when W_bb ≈ 0).
     """
     scale = 0.0
     for k in range(W.shape[0]):
@@ -125,6 +150,12 @@ def prepare_blocks(W, block_start, block_kind, inv_start, block_inv, block_state
             block_state[b] = REGULAR if dmax > INERT_TOL * scale and dmax > 0.0 else INERT
             continue
         wnn = W[s, s]
+        if block_kind[b] >= FRICTION:
+            regular = wnn > INERT_TOL * scale and wnn > 0.0
+            block_rho[b, 0] = block_rho[b, 1] = block_rho[b, 2] = 1.0 / wnn if regular else floor
+            block_inv[inv_start[b]] = 1.0 / wnn if regular else 0.0
+            block_state[b] = REGULAR if regular else INERT
+            continue
         if not (wnn > INERT_TOL * scale and wnn > 0.0):
             block_state[b] = INERT
             block_rho[b, 0] = block_rho[b, 1] = block_rho[b, 2] = floor
@@ -305,6 +336,8 @@ def _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_sta
                 failures += 1
             for r in range(3):
                 delta[r] = fnew[r] - fold[r]
+        elif block_kind[blk] >= FRICTION:            # one row, v = 0 inside its set: f ← proj(f − v/W_bb)
+            delta[0] = project_row(f[s] - block_inv[inv_start[blk]] * v[s], block_kind[blk], block_mu[blk]) - f[s]
         else:                                        # bilateral: v_b = 0 → f_b ← f_b − W_bb⁺ v_b
             n_b, o = e - s, inv_start[blk]
             for r in range(n_b):
@@ -342,8 +375,8 @@ def relative_change(dnorm, fnorm):
 
 @njit(cache=True, nogil=True)
 def natural_residual(f, v, block_start, block_kind, block_mu, block_rho):
-    """(‖f − proj_K(f − ρ ũ)‖₂, max cone violation) with ũ = (v_n + μ‖v_t‖, v_t) per contact (De Saxcé) and
-    r = ρ v per bilateral block (see cone.py)."""
+    """(‖f − proj_K(f − ρ ũ)‖₂, max cone violation) with ũ = (v_n + μ‖v_t‖, v_t) per contact (De Saxcé),
+    r = ρ v per bilateral block and r = f − proj(f − ρ v) per one-row block (see cone.py)."""
     r2, viol = 0.0, 0.0
     for blk in range(len(block_kind)):
         s, e = block_start[blk], block_start[blk + 1]
@@ -351,6 +384,10 @@ def natural_residual(f, v, block_start, block_kind, block_mu, block_rho):
         if block_kind[blk] == BILATERAL:
             for k in range(s, e):
                 r2 += (rho * v[k]) ** 2
+            continue
+        if block_kind[blk] >= FRICTION:
+            r2 += (f[s] - project_row(f[s] - rho * v[s], block_kind[blk], block_mu[blk])) ** 2
+            viol = max(viol, row_violation(f[s], block_kind[blk], block_mu[blk]))
             continue
         mu = block_mu[blk]
         un = v[s] + mu * math.hypot(v[s + 1], v[s + 2])
@@ -400,11 +437,13 @@ def _keep_best(f, res, best_f, out):
 @njit(cache=True, nogil=True)
 def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work, keep):
     """Active-set step: when every contact either sticks (its force strictly inside the cone; a frictionless one:
-    its normal row) or carries no force, solve the sticking and bilateral rows S exactly for v_S = 0:
+    its normal row) or carries no force, solve the sticking and bilateral rows S exactly for v_S = 0 (a friction
+    row strictly inside its box, or a limit that pushes, is in S; one at ±b, or a limit that does not, keeps its
+    force):
 
         W_SS f_S⁺ = W_SS f_S − v_S,   f_S⁺ the least-squares solution of least norm (``least_norm_solve``),
 
-    and keep it if every sticking force stays in its cone and the natural residual decreases. On a hyperstatic
+    and keep it if every sticking force stays in its cone (or box) and the natural residual decreases. On a hyperstatic
     set (a foot on 4 points: W_SS singular) Gauss–Seidel converges linearly and slowly, moving internal forces
     the contacts can exchange; this step lands on the solution directly — the one without internal forces —
     and the next sweep, leaving it unchanged, meets eq. 3.34. Not in the thesis. Returns the natural residual
@@ -417,7 +456,9 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
                 e = s + 1
             elif math.hypot(f[s + 1], f[s + 2]) >= block_mu[blk] * f[s] * (1.0 - 1e-9):
                 return residual                               # a slipping contact: not a linear problem
-        if block_kind[blk] == BILATERAL or f[s] > 0.0:
+        if block_kind[blk] >= FRICTION and row_at_bound(f[s], block_kind[blk], block_mu[blk]):
+            continue                                          # a sliding joint, an idle limit: force kept
+        if block_kind[blk] != CONTACT or f[s] > 0.0:
             for r in range(s, e):
                 work[m] = r
                 m += 1
@@ -431,11 +472,14 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
         for j in range(m):
             A[i, j] = W[rows[i], rows[j]]
     fS = kept_solve(A, np.dot(A, fS) - vS, rows, keep)
-    for blk in range(len(block_kind)):                         # the new sticking forces must be in their cones
+    for blk in range(len(block_kind)):                         # the new sticking forces: in their cones/boxes
         s = block_start[blk]
         if block_kind[blk] == CONTACT and f[s] > 0.0:
             i = _position(rows, s)
             if fS[i] < 0.0 or (block_mu[blk] > 0.0 and math.hypot(fS[i + 1], fS[i + 2]) > block_mu[blk] * fS[i]):
+                return residual
+        if block_kind[blk] >= FRICTION and not row_at_bound(f[s], block_kind[blk], block_mu[blk]):
+            if row_violation(fS[_position(rows, s)], block_kind[blk], block_mu[blk]) > 0.0:
                 return residual
     f_old = f.copy()
     v_old = v.copy()

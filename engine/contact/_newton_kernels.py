@@ -16,7 +16,10 @@ Jacobian on each piece gives the Newton step J Δf = −φ (Newton's method on a
 * slip, ‖V‖ > r:               φ_n = ρ_n v_n, φ_t = f_t − r V̂
                                dφ_t = df_t − V̂ dr − (r/‖V‖)(I − V̂V̂ᵀ) dV,  dr = μ dp_n,  dV = df_t − ρ_t W_t· df;
 * frictionless (μ = 0):        φ_t = f_t                       → Δf_t = −f_t;
-* bilateral rows:              φ = ρ v                         → rows ρ W_b·.
+* bilateral rows:              φ = ρ v                         → rows ρ W_b·;
+* one-row block (friction: |f| ≤ b; limit: f ≥ 0), p = f − ρ v:
+                               p inside the set: φ = ρ v        → a row ρ W_b·, like a bilateral one;
+                               otherwise: φ = f − proj(p)       → Δf = proj(p) − f (the row leaves, CLAMPED).
 
 The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ_A − J_AD Δf_D. A hyperstatic support
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
@@ -38,10 +41,10 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, kept_solve, natural_residual,
-                                    project_cone)
+from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, definite_cholesky,
+                                    kept_solve, natural_residual, project_cone, project_row)
 
-SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
+SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
@@ -60,7 +63,8 @@ def force_norm(f):
 
 @njit(cache=True, nogil=True)
 def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip):
-    """Each block's piece of φ (SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = bilateral); for a slipping contact
+    """Each block's piece of φ (SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = bilateral or a one-row block inside
+    its set, CLAMPED = a one-row block on its boundary, its force in slip[b, 0]); for a slipping contact
     slip[b] = (V̂1, V̂2, M11, M12, M22) with M = (r/‖V‖)(I − V̂V̂ᵀ). Returns (active rows, any slip)."""
     m, slipping = 0, False
     for b in range(block_kind.shape[0]):
@@ -68,6 +72,16 @@ def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, s
         if block_kind[b] == BILATERAL:
             status[b] = BOUND
             m += e - s
+            continue
+        if block_kind[b] >= FRICTION:
+            p = f[s] - block_rho[b, 0] * v[s]
+            inside = p > 0.0 if block_kind[b] == LIMIT else abs(p) <= block_mu[b]
+            if block_state[b] != INERT and inside:
+                status[b] = BOUND
+                m += 1
+            else:
+                status[b] = CLAMPED
+                slip[b, 0] = project_row(p, block_kind[b], block_mu[b]) if block_state[b] != INERT else 0.0
             continue
         pn = f[s] - block_rho[b, 0] * v[s]
         if block_state[b] == INERT or pn <= 0.0:
@@ -106,7 +120,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
         st = status[b]
         for r in range(s, e):
             active = st == BOUND or st == STICK or st == SLIP or (st == FRICTIONLESS and r == s)
-            df[r] = 0.0 if active else -f[r]
+            df[r] = 0.0 if active else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
             if active:
                 rows[k] = r
                 k += 1
@@ -162,7 +176,7 @@ def _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, 
     k = 0
     for blk in range(block_kind.shape[0]):
         s, e, st = block_start[blk], block_start[blk + 1], status[blk]
-        if st == SEPARATED:
+        if st == SEPARATED or st == CLAMPED:
             continue
         rn, rt = block_rho[blk, 0], block_rho[blk, 2]
         if st == BOUND:                                  # ρ W_b· ; φ = ρ v
@@ -217,6 +231,9 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
             for r in range(s, e):
                 acc += (rn * v[r]) ** 2
             continue
+        if block_kind[b] >= FRICTION:
+            acc += (f[s] - project_row(f[s] - rn * v[s], block_kind[b], block_mu[b])) ** 2
+            continue
         pn = max(f[s] - rn * v[s], 0.0)
         rt = block_rho[b, 2]
         V1, V2 = f[s + 1] - rt * v[s + 1], f[s + 2] - rt * v[s + 2]
@@ -251,9 +268,15 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             f_trial[i] = f[i] + alpha * df[i]            # only where the projection moved f + α Δf
             v_trial[i] = v[i] + alpha * wd[i]
         for blk in range(block_kind.shape[0]):
-            if block_kind[blk] == BILATERAL:
-                continue
             s = block_start[blk]
+            if block_kind[blk] >= FRICTION:
+                d = project_row(f_trial[s], block_kind[blk], block_mu[blk]) - f_trial[s]
+                if d != 0.0:
+                    f_trial[s] += d
+                    for i in range(n):
+                        v_trial[i] += W[s, i] * d
+            if block_kind[blk] != CONTACT:
+                continue
             p = project_cone(f_trial[s], f_trial[s + 1], f_trial[s + 2], block_mu[blk])
             for r in range(3):
                 d = p[r] - f_trial[s + r]

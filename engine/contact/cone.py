@@ -6,9 +6,11 @@ semi-definite. Forces are in N, velocities in m/s, ``W = δt Λ`` in m/(N s).
 
 * ``CoulombCone(mu)``: K_μ = {f : ‖f_t‖ ≤ μ f_n} (seed 000 eq. 2.26), its exact Euclidean projection, its
   dual K_μ* = K_{1/μ} and its polar −K_μ*.
-* ``ConstraintBlocks``: the row layout of one problem, the product set K = K_μ1 × … × K_μm × R^s1 × …, with
-  *contact* blocks (3 rows, force in a Coulomb cone) and *bilateral* blocks (loop closures: any number of rows,
-  free force, velocity 0).
+* ``ConstraintBlocks``: the row layout of one problem, the product set K = K_μ1 × … × K_μm × R^s1 × … × [−b, b]
+  × … × R+ × …, with *contact* blocks (3 rows, force in a Coulomb cone), *bilateral* blocks (loop closures: any
+  number of rows, free force, velocity 0), *friction* blocks (a joint's dry friction: one row, |f| ≤ b, velocity
+  0 while |f| < b, and f = ∓b while the joint slides one way or the other) and *limit* blocks (a joint limit: one
+  row, Signorini's 0 ≤ f ⟂ v ≥ 0).
 * ``SolverStats``: what every solver reports — iterations, natural-map residual, cone violation.
 
 The residual is the natural map of the De Saxcé formulation of Coulomb's law: with the modified velocity
@@ -16,8 +18,9 @@ The residual is the natural map of the De Saxcé formulation of Coulomb's law: w
 
     residual = ‖ f − proj_K(f − ρ ũ) ‖₂      over all blocks, in N,
 
-with ``ρ = 1/W_nn`` per contact (the Alart–Curnier gain of eq. 3.30) and, for a bilateral block, ``r = ρ v``
-with ``ρ = 1/max diag W_bb``. It is zero exactly at a solution and has the units of a force.
+with ``ρ = 1/W_nn`` per contact (the Alart–Curnier gain of eq. 3.30); for a bilateral block, ``r = ρ v``
+with ``ρ = 1/max diag W_bb``; for a friction row, ``r = f − clip(f − ρ v, −b, b)`` and for a limit row
+``r = f − max(f − ρ v, 0)``, with ``ρ = 1/W_bb``. It is zero exactly at a solution and has the units of a force.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from engine.contact._kernels import BILATERAL, CONTACT, project_forces, scan_problem
+from engine.contact._kernels import BILATERAL, CONTACT, FRICTION, LIMIT, project_forces, scan_problem
 
 
 def project_coulomb(f, mu):
@@ -83,8 +86,10 @@ class ConstraintBlocks:
     """Row layout of a contact problem: the product set K of the force vector (arrays are read-only).
 
     block_start (nb+1,) int64   rows of block b are ``block_start[b]:block_start[b+1]``
-    block_kind  (nb,)   int64   CONTACT (3 rows n, t1, t2; force in K_μ) or BILATERAL (free force, v = 0)
-    block_mu    (nb,)   float64 friction coefficient of each contact block (0 for bilateral blocks)
+    block_kind  (nb,)   int64   CONTACT (3 rows n, t1, t2; force in K_μ), BILATERAL (free force, v = 0),
+                                FRICTION (1 row, |f| ≤ b) or LIMIT (1 row, 0 ≤ f ⟂ v ≥ 0)
+    block_mu    (nb,)   float64 friction coefficient of each contact block, the bound b of a friction row (N or
+                                N m), 0 for bilateral and limit blocks
     """
 
     block_start: np.ndarray
@@ -96,10 +101,12 @@ class ConstraintBlocks:
         sizes = np.diff(start)
         if not (start.dtype == kind.dtype == np.int64 and mu.dtype == np.float64 and len(start) == len(kind) + 1
                 and len(mu) == len(kind) and start[0] == 0 and np.all(sizes >= 1)
-                and np.all((kind == CONTACT) | (kind == BILATERAL)) and np.all(sizes[kind == CONTACT] == 3)
+                and np.all((kind == CONTACT) | (kind == BILATERAL) | (kind == FRICTION) | (kind == LIMIT))
+                and np.all(sizes[kind == CONTACT] == 3) and np.all(sizes[kind >= FRICTION] == 1)
                 and np.all(np.isfinite(mu)) and np.all(mu >= 0.0)):
             raise ValueError("inconsistent constraint blocks: block_start (nb+1,) int64 from 0 increasing, "
-                             "block_kind (nb,) int64 CONTACT (3 rows) or BILATERAL, block_mu (nb,) float64 >= 0 "
+                             "block_kind (nb,) int64 CONTACT (3 rows), BILATERAL, FRICTION or LIMIT (1 row), "
+                             "block_mu (nb,) float64 >= 0 "
                              f"(got {start!r}, {kind!r}, {mu!r})")
         for a in (start, kind, mu):
             a.flags.writeable = False
@@ -116,6 +123,17 @@ class ConstraintBlocks:
         starts = np.concatenate([np.arange(0, 3 * len(mu) + 1, 3), 3 * len(mu) + np.cumsum(sizes)])
         kind = np.concatenate([np.full(len(mu), CONTACT), np.full(len(sizes), BILATERAL)])
         return cls(starts.astype(np.int64), kind.astype(np.int64), np.concatenate([mu, np.zeros(len(sizes))]))
+
+    @classmethod
+    def with_rows(cls, blocks, bounds=(), limits=0):
+        """``blocks`` followed by one friction row per bound b (|f| ≤ b), then ``limits`` limit rows (f ≥ 0)."""
+        b = np.array(bounds, dtype=float, ndmin=1)
+        if b.ndim != 1 or not (np.isfinite(b).all() and (b >= 0.0).all()):
+            raise ValueError(f"friction bounds must be a finite, non-negative 1-D array (got {bounds!r})")
+        n = len(b) + int(limits)
+        start = np.concatenate([blocks.block_start, blocks.n_rows + np.arange(1, n + 1)]).astype(np.int64)
+        kind = np.concatenate([blocks.block_kind, np.full(len(b), FRICTION), np.full(int(limits), LIMIT)])
+        return cls(start, kind.astype(np.int64), np.concatenate([blocks.block_mu, b, np.zeros(int(limits))]))
 
     @classmethod
     def from_blocks(cls, rows, bilateral, mu):
@@ -158,6 +176,11 @@ class ConstraintBlocks:
         return bool(np.any(self.block_kind == BILATERAL))
 
     @cached_property
+    def contacts_only(self) -> bool:
+        """Every block is a frictional contact (what the LCP formulations take)."""
+        return bool(np.all(self.block_kind == CONTACT))
+
+    @cached_property
     def inv_start(self) -> np.ndarray:
         """Offsets of the flattened (s_b × s_b) diagonal-block inverses, (nb+1,) int64."""
         sizes = np.diff(self.block_start)
@@ -169,19 +192,23 @@ class ConstraintBlocks:
         return np.asarray(f, dtype=float)[rows[:, None] + np.arange(3)]
 
     def project(self, f) -> np.ndarray:
-        """proj_K(f): each contact force onto its cone, bilateral forces unchanged."""
+        """proj_K(f): each contact force onto its cone, each friction row into its box, each limit row onto R+,
+        bilateral forces unchanged."""
         out = np.array(f, dtype=float)
         project_forces(out, self.block_start, self.block_kind, self.block_mu)
         return out
 
     def violation(self, f) -> float:
-        """max over contacts of max(‖f_t‖ − μ f_n, −f_n, 0), in N (0 for a force in K)."""
+        """max over contacts of max(‖f_t‖ − μ f_n, −f_n, 0), over friction rows of |f| − b and over limit rows of
+        −f, in N (0 for a force in K)."""
+        f = np.asarray(f, dtype=float)
         fc = self.contact_forces(f)
-        if len(fc) == 0:
-            return 0.0
-        mu = self.block_mu[self.contact_blocks]
-        excess = np.maximum(np.linalg.norm(fc[:, 1:], axis=1) - mu * fc[:, 0], -fc[:, 0])
-        return float(max(excess.max(), 0.0))
+        friction, limit = self.block_kind == FRICTION, self.block_kind == LIMIT
+        excess = np.concatenate([np.maximum(np.linalg.norm(fc[:, 1:], axis=1) - self.block_mu[self.contact_blocks]
+                                            * fc[:, 0], -fc[:, 0]),
+                                 np.abs(f[self.block_start[:-1][friction]]) - self.block_mu[friction],
+                                 -f[self.block_start[:-1][limit]], [0.0]])
+        return float(excess.max())
 
 
 @lru_cache(maxsize=128)

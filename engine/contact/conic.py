@@ -8,20 +8,23 @@ to its solver for one collision group of one step —
 ``W``              (n, n)      the Delassus matrix δt J M⁻¹ Jᵀ plus the FEM soles' compliance blocks (m/s per N)
 ``u``              (n,)        the free velocity J v_free with the normal targets (restitution, gap, correction)
 ``block_start``    (nb + 1,)   rows of block b: block_start[b] … block_start[b + 1] − 1
-``block_kind``     (nb,)       0: contact, rows (n, t1, t2), force in the Coulomb cone K_μ; 1: bilateral (closure)
-``block_mu``       (nb,)       μ of each contact block (0 for bilateral blocks)
+``block_kind``     (nb,)       0: contact, rows (n, t1, t2), force in the Coulomb cone K_μ; 1: bilateral (closure);
+                               2: a joint's dry friction, one row, |f| ≤ b; 3: a joint limit, one row, f ≥ 0
+``block_mu``       (nb,)       μ of each contact block, b of each friction row (0 for bilateral blocks)
 ``f0``             (n,)        the warm start (the previous step's forces of the same contacts)
 =================  ==========  ===================================================================================
 
 The solution is f with v = W f + u, per contact f ∈ K_μ, ṽ = (v_n + μ‖v_t‖, v_t) ∈ K_μ* and f ⟂ ṽ (Signorini and
-Coulomb's law in De Saxcé's form), v = 0 on bilateral rows: the exact problem whose natural residual every solver
-of Articula reports (``engine.contact.cone``). ``articula run scene.xml --export-problems DIR`` writes every
-group of every step; the fixtures of ``tests/contact/data`` are such files.
+Coulomb's law in De Saxcé's form), v = 0 on bilateral rows, on a friction row |f| ≤ b with v = 0 while
+|f| < b and f = −b sign(v) otherwise, and on a limit row 0 ≤ f ⟂ v ≥ 0: the exact problem whose natural residual
+every solver of Articula reports (``engine.contact.cone``). ``articula run scene.xml --export-problems DIR``
+writes every group of every step; the fixtures of ``tests/contact/data`` are such files.
 
 **Clarabel** (``<Solver name="clarabel"/>``; Goulart & Chen 2024, an interior-point solver for conic programs):
 the convex relaxation of the problem (Anitescu 2006; the cone complementarity problem of Tasora & Anitescu 2011),
 
-    min_f  ½ fᵀ W f + uᵀ f    subject to  f_i ∈ K_μi  (contacts),  f free (bilateral rows),
+    min_f  ½ fᵀ W f + uᵀ f    subject to  f_i ∈ K_μi  (contacts),  f free (bilateral rows),  |f| ≤ b (friction),
+                                                f ≥ 0 (limits),
 
 whose optimality conditions are those of the exact problem with v instead of ṽ: it agrees with it where every
 contact sticks or separates, and where μ = 0 (then it is the frictionless LCP), and a sliding contact separates at
@@ -36,7 +39,7 @@ from time import perf_counter
 import numpy as np
 from scipy import sparse
 
-from engine.contact.cone import BILATERAL, ConstraintBlocks, SolverStats
+from engine.contact.cone import BILATERAL, FRICTION, LIMIT, ConstraintBlocks, SolverStats
 from engine.plugins import register
 
 PROBLEM_KEYS = ("W", "u", "block_start", "block_kind", "block_mu", "f0")
@@ -99,10 +102,23 @@ class ClarabelSolver:
         t0 = perf_counter()
         c = self.clarabel
         P = sparse.triu(sparse.csc_matrix(W), format="csc")
-        rows, cols, vals, cones, m = [], [], [], [], 0
+        rows, cols, vals, cones, m, bound = [], [], [], [], 0, {}
         for b, kind in enumerate(blocks.block_kind):
             s = int(blocks.block_start[b])
             if kind == BILATERAL:
+                continue
+            if kind == FRICTION:                       # b − f ≥ 0 and b + f ≥ 0
+                rows += [m, m + 1]
+                cols += [s, s]
+                vals += [1.0, -1.0]
+                bound[m] = bound[m + 1] = float(blocks.block_mu[b])
+                cones.append(c.NonnegativeConeT(2))
+                m += 2
+                continue
+            if kind == LIMIT:                          # f ≥ 0
+                rows, cols, vals = rows + [m], cols + [s], vals + [-1.0]
+                cones.append(c.NonnegativeConeT(1))
+                m += 1
                 continue
             mu = float(blocks.block_mu[b])
             if mu > 0.0:                               # s = (μ f_n, f_t) in the second-order cone
@@ -118,7 +134,9 @@ class ClarabelSolver:
             m += 3
         n = len(v_free)
         A = sparse.csc_matrix((vals, (rows, cols)), shape=(m, n))
-        solution = c.DefaultSolver(P, np.asarray(v_free, float), A, np.zeros(m), cones, self.settings).solve()
+        rhs = np.zeros(m)
+        rhs[list(bound)] = list(bound.values())
+        solution = c.DefaultSolver(P, np.asarray(v_free, float), A, rhs, cones, self.settings).solve()
         f = np.array(solution.x, float)
         solved = solution.status == c.SolverStatus.Solved
         # residual and cone violation: measured by the engine on the exact problem

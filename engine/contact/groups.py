@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.contact._kernels import BILATERAL, CONTACT
+from engine.contact._kernels import CONTACT
 from engine.dynamics._kernels.algebra import inline, kernel
 
 
@@ -58,7 +58,8 @@ def contact_groups(side_mb, closure_mb, parent, group_of, member_start, members,
         if a >= 0:
             group_of[_root(parent, a)] = -2            # a root with contacts
     for c in range(closure_mb.shape[0]):
-        group_of[_root(parent, closure_mb[c])] = -2
+        if closure_mb[c] >= 0:                          # −1: a row not in use this step (an idle joint limit)
+            group_of[_root(parent, closure_mb[c])] = -2
     ng = 0
     for m in range(n):                                  # a root precedes the rest of its component
         r = _root(parent, m)
@@ -99,11 +100,15 @@ def _contact_group(side_mb, group_of, i):
 
 
 @kernel
-def group_layout(ng, member_start, members, contact_start, contacts, mu, closure_start, closure_nrows, contact_row,
-                 closure_row, row_start, block_offset, block_start, block_kind, block_mu, w_start):
-    """Rows, blocks and W entries of each group: its contacts (3 rows each, in order), then the closures of its
-    members.  ``contact_row``/``closure_row``: first global row of each (−1: in no group); group k's block starts
-    (local rows) are ``block_start[block_offset[k] + k : block_offset[k + 1] + k + 1]``."""
+def group_layout(ng, member_start, members, contact_start, contacts, mu, closure_start, joint_start, limit_start,
+                 closure_nrows, closure_kind, closure_bound, contact_row, closure_row, row_start, block_offset,
+                 block_start, block_kind, block_mu, w_start):
+    """Rows, blocks and W entries of each group: its contacts (3 rows each, in order), then per member its
+    closures (``closure_start``), its joints' friction rows (``joint_start``) and its active limit rows
+    (``limit_start``; an idle one has 0 rows), entries of the same table (``stepping.Closures``: kind and bound
+    per entry).  ``contact_row``/``closure_row``: first global row of each
+    (−1: in no group); group k's block starts (local rows) are
+    ``block_start[block_offset[k] + k : block_offset[k + 1] + k + 1]``."""
     for i in range(contact_row.shape[0]):
         contact_row[i] = -1
     for c in range(closure_row.shape[0]):
@@ -121,10 +126,23 @@ def group_layout(ng, member_start, members, contact_start, contacts, mu, closure
         for k in range(member_start[g], member_start[g + 1]):
             m = members[k]
             for c in range(closure_start[m], closure_start[m + 1]):
-                closure_row[c] = row
-                block_kind[nb], block_mu[nb] = BILATERAL, 0.0
-                row, nb = row + closure_nrows[c], nb + 1
-                block_start[nb + g] = row - row_start[g]
+                row, nb = _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound, closure_row,
+                                 block_start, block_kind, block_mu)
+            for c in range(joint_start[m], limit_start[m + 1]):
+                if closure_nrows[c] > 0:
+                    row, nb = _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound,
+                                     closure_row, block_start, block_kind, block_mu)
         row_start[g + 1], block_offset[g + 1] = row, nb
         n = row - row_start[g]
         w_start[g + 1] = w_start[g] + n * n
+
+
+@inline
+def _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound, closure_row, block_start, block_kind,
+           block_mu):
+    """Entry c of the closures' table as the next block of group g (from global row ``row``, block ``nb``)."""
+    closure_row[c] = row
+    block_kind[nb], block_mu[nb] = closure_kind[c], closure_bound[c]
+    row, nb = row + closure_nrows[c], nb + 1
+    block_start[nb + g] = row - row_start[g]
+    return row, nb

@@ -75,9 +75,9 @@ def lemke(M, q, max_iter=None):
 
 
 def _contact_rows(blocks: ConstraintBlocks):
-    if blocks.has_bilateral:
-        raise ValueError("the LCP formulations take unilateral contacts only; bilateral blocks need "
-                         "'gauss-seidel-newton' or 'gauss-seidel'")
+    if not blocks.contacts_only:
+        raise ValueError("the LCP formulations take unilateral contacts only; bilateral blocks and joint friction "
+                         "need 'nonsmooth-newton', 'gauss-seidel-newton' or 'gauss-seidel'")
     return blocks.block_start[:-1]
 
 

@@ -154,6 +154,97 @@ def _column(BR, R, j):
             BR[1, 0] * R[0, j] + BR[1, 1] * R[1, j] + BR[1, 2] * R[2, j],
             BR[2, 0] * R[0, j] + BR[2, 1] * R[1, j] + BR[2, 2] * R[2, j])
 
+def joint_row_maps(model):
+    """The joints' dry-friction rows of a model: per dof k with ``dof_friction[k] > 0`` on a joint that is not free,
+    (dof, child body, parent body (−1: the base), s (6,), bound b = dof_friction[k]) with s the row k of S⁺, the
+    pseudo-inverse of the joint's motion subspace S (6, nv_j) in the child's frame: q̇_k = s · V_rel for the
+    velocity V_rel = S q̇_j of the child relative to its parent (``joint_rows``)."""
+    from engine.model.model import JointType
+    rows = []
+    for j in range(model.nbodies):
+        if int(model.joint_type[j]) == JointType.FREE:
+            continue
+        k0 = int(model.joint_idx_v[j])
+        dofs = range(k0, k0 + int(model.joint_nv[j]))
+        S_plus = np.linalg.pinv(np.asarray(model.dof_S[k0:dofs.stop], dtype=float).T)
+        rows += [(k, j, int(model.body_parent[j]), S_plus[k - k0], float(model.dof_friction[k]))
+                 for k in dofs if model.dof_friction[k] > 0.0]
+    return rows
+
+
+@kernel
+def joint_rows(joint_mb, joint_body, joint_s, offset, body_R, body_p, V_free, side, X, u, nrows):
+    """One row per joint dof with dry friction: its velocity q̇_k from the spatial velocities (v_o, ω) of the child
+    c and its parent p (world axes, body origins). The child's velocity relative to the parent, at the child's
+    origin in world axes, is V_c − (v_p + ω_p × d, ω_p) with d = o_c − o_p, and q̇_k = s_w · that with
+    s_w = (R_c s_v, R_c s_ω) (``joint_row_maps``), so the maps are
+
+        X_c = (s_v^w, s_ω^w),   X_p = −(s_v^w, d × s_v^w + s_ω^w)     (zero for the base, which is static),
+
+    and the row's force is the joint's generalized force (Gᵀ f = e_k f). ``u`` = q̇_k at v_free."""
+    static = offset[offset.shape[0] - 1]
+    for j in range(joint_mb.shape[0]):
+        m, c, p = joint_mb[j], joint_body[j, 0], joint_body[j, 1]
+        gc = offset[m] + c
+        gp = offset[m] + p if p >= 0 else static
+        side[j, 0], side[j, 1], nrows[j] = gc, gp, 1
+        for s in range(2):
+            for k in range(6):
+                X[j, s, 0, k] = 0.0
+        R = body_R[gc]
+        for i in range(3):
+            X[j, 0, 0, i] = R[i, 0] * joint_s[j, 0] + R[i, 1] * joint_s[j, 1] + R[i, 2] * joint_s[j, 2]
+            X[j, 0, 0, 3 + i] = R[i, 0] * joint_s[j, 3] + R[i, 1] * joint_s[j, 4] + R[i, 2] * joint_s[j, 5]
+        if p >= 0:
+            sv = (X[j, 0, 0, 0], X[j, 0, 0, 1], X[j, 0, 0, 2])
+            d = (body_p[gc, 0] - body_p[gp, 0], body_p[gc, 1] - body_p[gp, 1], body_p[gc, 2] - body_p[gp, 2])
+            ds = cross(d, sv)
+            for i in range(3):
+                X[j, 1, 0, i] = -sv[i]
+                X[j, 1, 0, 3 + i] = -(ds[i] + X[j, 0, 0, 3 + i])
+        u[j, 0] = 0.0
+        for s in range(2):
+            for k in range(6):
+                u[j, 0] += X[j, s, 0, k] * V_free[side[j, s], k]
+
+
+def joint_limit_maps(model):
+    """The joints' limit rows of a model: per revolute or prismatic joint with a finite range, (dof, q index, child
+    body, parent body, s (6,), lower, upper), s as in ``joint_row_maps``."""
+    from engine.model.model import JointType
+    rows = []
+    for j in range(model.nbodies):
+        kq, k = int(model.joint_idx_q[j]), int(model.joint_idx_v[j])
+        if (int(model.joint_type[j]) in (JointType.REVOLUTE, JointType.PRISMATIC)
+                and np.isfinite(model.q_lower[kq]) and np.isfinite(model.q_upper[kq])):
+            S = np.asarray(model.dof_S[k], dtype=float)
+            rows.append((k, kq, j, int(model.body_parent[j]), S / (S @ S), float(model.q_lower[kq]),
+                         float(model.q_upper[kq])))
+    return rows
+
+
+@kernel
+def limit_rows(q, lower, upper, dt, erp, slop, margin, X, u, nrows):
+    """Joint limits as Signorini rows, on the maps of ``joint_rows`` (q̇ of the joint, u = q̇ at v_free): the nearer
+    bound decides the row's direction, +q̇ at the lower one and −q̇ at the upper one, so that f ≥ 0 pushes the joint
+    back into its range; the gap g = q − lower (or upper − q) gives the target as a contact's normal gap does
+    (``_stepping_kernels.normal_target`` without restitution: −g/δt while apart, erp (−g − slop)/δt beyond). A
+    row is active (``nrows`` 1) when g < ``margin`` or the free velocity would cross the bound within the step."""
+    for j in range(q.shape[0]):
+        below, above = q[j] - lower[j], upper[j] - q[j]
+        sign, gap = (1.0, below) if below <= above else (-1.0, above)
+        qdot = u[j, 0]
+        if gap >= margin and gap + dt * sign * qdot > 0.0:
+            nrows[j] = 0
+            continue
+        nrows[j] = 1
+        for s in range(2):
+            for k in range(6):
+                X[j, s, 0, k] *= sign
+        target = -gap / dt if gap > 0.0 else erp * max(-gap - slop, 0.0) / dt
+        u[j, 0] = sign * qdot - target
+
+
 def project_closures(run, closures, m, iterations=3, tol=1e-12):
     """Post-step position projection of multibody m (``run``, an ``engine.simulation.MultiBodyRun``) onto its
     loop-closure manifold (Gauss–Newton): q ← q ⊕ (−J_c⁺ e), with e the closure errors (anchor gap, hinge

@@ -24,21 +24,23 @@ from engine import faults, plugins
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
-from engine.contact._kernels import REUSE_ROWS, no_keep
+from engine.contact._kernels import BILATERAL, FRICTION, LIMIT, REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
 from engine.contact.conic import ProblemExport
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
 from engine.contact.groups import contact_groups, group_layout
 from engine.contact.newton import nonsmooth_newton_blocks
-from engine.contact.problem import closure_rows
+from engine.contact.problem import closure_rows, joint_limit_maps, joint_row_maps, joint_rows, limit_rows
 from engine.contact.soles import SoleContacts
 from engine.contact.solvers import SOLVERS, solve, solver_name
 from engine.errors import UniverseError
+from engine.dynamics.pack import DF_FRIC
 from engine.model.model import JointType
 from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
+LIMIT_MARGIN = 2e-2  # rad or m: a joint this close to a bound has its limit row (wide: impacts are fast)
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
 SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
                 "nonsmooth-newton": K.NONSMOOTH_NEWTON}
@@ -108,27 +110,71 @@ class WorldBodies:
 
 
 class Closures:
-    """The loop closures of every multibody as arrays (``problem.closure_rows``): closure c belongs to
-    multibody ``mb[c]``, those of multibody m are ``start[m]:start[m + 1]``; ``force`` keeps the last force;
-    ``still``: a zero velocity for every body (the rows then measure the closure error, ``project_closures``)."""
+    """The rows each multibody brings to the solve besides its contacts, as arrays: first its loop closures
+    (``problem.closure_rows``; entry c < ``n_closures`` belongs to multibody ``mb[c]``, those of multibody m are
+    ``start[m]:start[m + 1]``); then, when the solver takes the joints' dry friction (``<Solver
+    joint_friction="constraint">``), one row per dof with friction (``problem.joint_rows``; those of multibody m
+    are ``joint_start[m]:joint_start[m + 1]``, their dofs ``joint_dof``, bounds ``bound``); then, when it takes
+    the joints' limits (``<Solver joint_limits="constraint">``), one row per limited joint (``problem.limit_rows``;
+    ``limit_start``), active (``rows`` 1) only near a bound. ``force`` keeps the last force of each; ``still``: a
+    zero velocity for every body (closure rows then measure the closure error, ``project_closures``)."""
 
-    def __init__(self, runs):
+    def __init__(self, runs, joint_friction=False, joint_limits=False):
         items = [(m, c) for m, run in enumerate(runs) for c in run.model.closures]
-        self.mb = np.array([m for m, _ in items], dtype=np.int64)
-        self.start = np.searchsorted(self.mb, np.arange(len(runs) + 1)).astype(np.int64)
+        joints = [(m, *row) for m, run in enumerate(runs) if joint_friction for row in joint_row_maps(run.model)]
+        limits = [(m, *row) for m, run in enumerate(runs) if joint_limits for row in joint_limit_maps(run.model)]
+        self.n_closures, n_rows = len(items), len(items) + len(joints)
+        self.mb = np.array([m for m, _ in items] + [j[0] for j in joints + limits], dtype=np.int64)
+        self.start = np.searchsorted(self.mb[:len(items)], np.arange(len(runs) + 1)).astype(np.int64)
+        self.joint_start = len(items) + np.searchsorted(self.mb[len(items):n_rows], np.arange(len(runs) + 1))
+        self.limit_start = n_rows + np.searchsorted(self.mb[n_rows:], np.arange(len(runs) + 1))
         self.body = np.array([(c.body_a, c.body_b) for _, c in items], dtype=np.int64).reshape(-1, 2)
         self.hinge = np.array([c.kind == "hinge" for _, c in items], dtype=np.bool_)
         self.R = np.array([(c.R_a, c.R_b) for _, c in items], dtype=float).reshape(-1, 2, 3, 3)
         self.p = np.array([(c.p_a, c.p_b) for _, c in items], dtype=float).reshape(-1, 2, 3)
+        self.joint_dof = np.array([-1] * len(items) + [j[1] for j in joints + limits], dtype=np.int64)
+        self.joint_body = np.array([(j[2], j[3]) for j in joints] + [(j[3], j[4]) for j in limits],
+                                   dtype=np.int64).reshape(-1, 2)
+        self.joint_s = np.array([j[4] for j in joints] + [j[5] for j in limits], dtype=float).reshape(-1, 6)
+        self.limit_q_index = [np.array([j[2] for j in limits if j[0] == m], dtype=np.int64) for m in range(len(runs))]
+        self.limit_q = np.zeros(len(limits))
+        self.lower = np.array([j[6] for j in limits], dtype=float)
+        self.upper = np.array([j[7] for j in limits], dtype=float)
+        self.kind = np.array([BILATERAL] * len(items) + [FRICTION] * len(joints) + [LIMIT] * len(limits), np.int64)
+        self.bound = np.array([0.0] * len(items) + [j[5] for j in joints] + [0.0] * len(limits), dtype=float)
         self.base_R = np.array([run.instance.R for run in runs], dtype=float).reshape(-1, 3, 3)
         self.base_p = np.array([run.instance.p for run in runs], dtype=float).reshape(-1, 3)
-        n = len(items)
+        n = len(self.mb)
         self.side, self.X = np.zeros((n, 2), np.int64), np.zeros((n, 2, 6, 6))
         self.u, self.rows, self.force = np.zeros((n, 6)), np.zeros(n, np.int64), np.zeros((n, 6))
         self.still = np.zeros((int(sum(run.model.nbodies for run in runs)) + 1, 6))   # zero velocities
 
     def __len__(self):
         return len(self.mb)
+
+    def update(self, runs, bodies, dt, settings):
+        """Every row's maps X and free velocity u at the bodies' placements and free velocities, the limit rows'
+        targets and activity at the runs' q (``settings``: the universe's ContactSettings)."""
+        c, j, lim = slice(0, self.n_closures), slice(self.n_closures, len(self)), slice(self.limit_start[0], None)
+        if self.n_closures:
+            closure_rows(self.mb[c], self.body, self.hinge, self.R, self.p, bodies.offset, self.base_R, self.base_p,
+                         bodies.R, bodies.p, bodies.V_free, dt, self.side[c], self.X[c], self.u[c], self.rows[c])
+        if len(self) > self.n_closures:
+            joint_rows(self.mb[j], self.joint_body, self.joint_s, bodies.offset, bodies.R, bodies.p, bodies.V_free,
+                       self.side[j], self.X[j], self.u[j], self.rows[j])
+        if len(self.limit_q):
+            for m, run in enumerate(runs):
+                np.take(run.q, self.limit_q_index[m], out=self.limit_q[self.limit_start[m] - self.limit_start[0]:
+                                                                       self.limit_start[m + 1] - self.limit_start[0]])
+            erp = settings.erp if settings.correction == "baumgarte" else 0.0
+            limit_rows(self.limit_q, self.lower, self.upper, dt, erp, settings.slop, LIMIT_MARGIN, self.X[lim],
+                       self.u[lim], self.rows[lim])
+        self.active_mb = np.where(self.rows > 0, self.mb, -1)
+
+    def of(self, m) -> np.ndarray:
+        """The active entries of multibody m: its closures, its joints' friction rows and active limits."""
+        entries = np.r_[self.start[m]:self.start[m + 1], self.joint_start[m]:self.limit_start[m + 1]].astype(np.int64)
+        return entries[self.rows[entries] > 0]
 
 
 class ContactStage:
@@ -141,7 +187,11 @@ class ContactStage:
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       face_tolerance=c.face_tolerance,
                                                       filter=_pair_filter(universe)))
-        self.closures = Closures(runs)
+        self.closures = Closures(runs, universe.solver.joint_friction == "constraint",
+                                 universe.solver.joint_limits == "constraint")
+        cl = self.closures
+        for m, run in enumerate(runs):           # the joints' dry friction: rows of the solve, no longer a torque
+            run.data.model_pack.df[cl.joint_dof[cl.joint_start[m]:cl.joint_start[m + 1]], DF_FRIC] = 0.0
         specs = [(m, spec) for m, mb in enumerate(universe.multibodies) for spec in mb.soles]
         self.soles = SoleContacts(specs, self.world, bodies, c.margin) if specs else None
         self.solver = solver_name(universe.solver.name)
@@ -149,8 +199,8 @@ class ContactStage:
             PluginSpec("solver", self.solver, source=universe.source), settings=universe.solver)
         if len(self.closures) and self.solver == "lemke":
             raise UniverseError("the Lemke solver takes unilateral contacts only, and this universe has loop "
-                                "closures; choose gauss-seidel-newton or gauss-seidel", universe.source,
-                                value=universe.solver.name)
+                                "closures or joint-friction rows; choose nonsmooth-newton, gauss-seidel-newton or "
+                                "gauss-seidel", universe.source, value=universe.solver.name)
         self.export = None           # a conic.ProblemExport writing every group's problem (``export_problems``)
         self.erp = c.erp if c.correction == "baumgarte" else 0.0
         self.method = universe.solver.delassus
@@ -215,6 +265,10 @@ class ContactStage:
             return
         with self.timer.stage("groups"):
             a, ng = self._layout(c, dt)
+        if ng == 0:                                      # no moving body touches, no limit is near
+            self.reset()
+            self._apply(0)
+            return
         with self.timer.stage("delassus"):
             W = np.zeros(a["w_start"][ng])
             methods = self._delassus(a, W, ng, dt)
@@ -262,18 +316,16 @@ class ContactStage:
         K.contact_rows(c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body,
                        t.pair_mu, t.pair_restitution, b.offset, b.p, b.V, b.V_free, dt, self.erp, s.slop, a["side"],
                        a["side_mb"], a["C"], a["X"], a["u"], a["target"], a["mu"])
-        if len(cl):
-            closure_rows(cl.mb, cl.body, cl.hinge, cl.R, cl.p, b.offset, cl.base_R, cl.base_p, b.R, b.p, b.V_free, dt,
-                         cl.side, cl.X, cl.u, cl.rows)
-        ng = contact_groups(a["side_mb"], cl.mb, self.parent, self.group_of, self.member_start, self.members,
+        cl.update(self.runs, b, dt, self.universe.contact)
+        ng = contact_groups(a["side_mb"], cl.active_mb, self.parent, self.group_of, self.member_start, self.members,
                             a["contact_start"], a["contacts"])
         nrows, nblocks = 3 * nc + (int(cl.rows.sum()) if len(cl) else 0), nc + len(cl)
         a.update(row_start=np.empty(ng + 1, np.int64), block_offset=np.empty(ng + 1, np.int64),
                  block_start=np.empty(nblocks + ng, np.int64), block_kind=np.empty(nblocks, np.int64),
                  block_mu=np.empty(nblocks), w_start=np.empty(ng + 1, np.int64))
-        group_layout(ng, self.member_start, self.members, a["contact_start"], a["contacts"], a["mu"], cl.start, cl.rows,
-                     a["contact_row"], a["closure_row"], a["row_start"], a["block_offset"], a["block_start"],
-                     a["block_kind"], a["block_mu"], a["w_start"])
+        group_layout(ng, self.member_start, self.members, a["contact_start"], a["contacts"], a["mu"], cl.start,
+                     cl.joint_start, cl.limit_start, cl.rows, cl.kind, cl.bound, a["contact_row"], a["closure_row"],
+                     a["row_start"], a["block_offset"], a["block_start"], a["block_kind"], a["block_mu"], a["w_start"])
         f0 = np.empty((nc, 3))
         K.warm_start(c.pair, c.point, *self.previous, WARM_RADIUS, f0)
         a["u_all"], a["f"] = np.empty(nrows), np.empty(nrows)
@@ -300,7 +352,7 @@ class ContactStage:
         cl, methods = self.closures, set()
         for m in self.members[self.member_start[g]:self.member_start[g + 1]]:
             run, rows, work = self.runs[m], self.bodies.rows(m), self.work[m]
-            closures = np.arange(cl.start[m], cl.start[m + 1])
+            closures = cl.of(m)
             terms = (rows.start, rows.stop, run.instance.R, contacts, a["side"], a["X"], a["contact_row"], closures,
                      cl.side, cl.X, cl.rows, a["closure_row"])
             if self.method == "dense":

@@ -120,3 +120,17 @@ def friction_ratio(wrench, min_normal_force=1e-9):
     support."""
     f = wrench[:3]
     return float(np.hypot(f[0], f[1]) / f[2]) if f[2] > min_normal_force else None
+
+
+def heel_toe(points, forces, normals, heel, toe):
+    """A foot on its heel and toe (seed 003 §5.C, Chessé's two-point foot, Annex D): the normal forces
+    (N_heel, N_toe) of the contacts nearest each point, and the centre of pressure along the sole measured from
+    the heel, x_cop = (Σ N_i p_i / Σ N_i − heel)·e, e the unit vector heel → toe — for contacts at the heel and
+    the toe x_cop = l N_toe / (N_heel + N_toe), l = ‖toe − heel‖, the foot's ZMP condition being 0 < x_cop < l.
+    points, forces, normals (n, 3) world; heel, toe (3,) world.  x_cop is NaN without a pressing contact."""
+    points, forces = np.asarray(points, float).reshape(-1, 3), np.asarray(forces, float).reshape(-1, 3)
+    N = np.einsum("ni,ni->n", forces, np.asarray(normals, float).reshape(-1, 3))
+    at_toe = np.linalg.norm(points - toe, axis=1) < np.linalg.norm(points - heel, axis=1)
+    e = (toe - heel) / np.linalg.norm(toe - heel)
+    cop = float((N @ points / N.sum() - heel) @ e) if N.sum() > 0.0 else float("nan")
+    return float(N[~at_toe].sum()), float(N[at_toe].sum()), cop

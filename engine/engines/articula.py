@@ -186,7 +186,7 @@ class ArticulaEngine:
         ``closure_blocks``: a point closure's 3 rows are the world axes, a hinge's 2 more its e1, e2)."""
         cl, runs = self.contact_stage.closures, self.sim.runs
         names = [c.name for run in runs for c in run.model.closures]
-        return tuple((int(cl.mb[c]), names[c], freeze(cl.force[c])) for c in range(len(cl)))
+        return tuple((int(cl.mb[c]), names[c], freeze(cl.force[c])) for c in range(cl.n_closures))
 
     @property
     def solver(self):

@@ -17,6 +17,8 @@ Conventions at the boundary (tests/engines/test_pybullet_engine.py checks them a
   gets √(μ_a μ_b), Articula's rule (engine/collision/materials.py);
 * joint damping, dry friction and springs are applied as torques evaluated at the start of the step, as
   Articula's rnea does (engine/dynamics/_kernels/rotors.py ``passive_force``); Bullet's own damping is zero.
+  With ``<Solver joint_friction="constraint">`` the dry friction μ_d is instead each joint's velocity motor
+  (target 0, maximum force μ_d): Bullet's own stiction, solved with its contacts as Articula's friction rows are.
 """
 from __future__ import annotations
 
@@ -87,6 +89,7 @@ class PybulletEngine:
             raise UniverseError(f"the pybullet engine needs the pybullet package ({exc})", universe.source,
                                 value="pybullet") from None
         self.sim, self.pb = sim, pybullet
+        self.friction_motors = universe.solver.joint_friction == "constraint"   # stiction: Bullet's joint motors
         self.client = pybullet.connect(pybullet.DIRECT)
         weakref.finalize(self, _disconnect, pybullet, self.client)
         c = universe.contact
@@ -139,8 +142,9 @@ class PybulletEngine:
             for link in [-1] + list(range(pb.getNumJoints(bm.id, physicsClientId=cid))):
                 pb.changeDynamics(bm.id, link, linearDamping=0.0, angularDamping=0.0, jointDamping=0.0,
                                   maxJointVelocity=MAX_JOINT_SPEED, physicsClientId=cid)
-            pb.setJointMotorControlArray(bm.id, bm.joints, pb.VELOCITY_CONTROL, forces=[0.0] * len(bm.joints),
-                                         physicsClientId=cid)          # Bullet's default motors off
+            dry = bm.mb.model.dof_friction[bm.joint_v] if self.friction_motors else np.zeros(len(bm.joints))
+            pb.setJointMotorControlArray(bm.id, bm.joints, pb.VELOCITY_CONTROL, targetVelocities=[0.0] * len(dry),
+                                         forces=dry.tolist(), physicsClientId=cid)   # stiction, or motors off
             for j, _, _ in bm.spherical:
                 pb.setJointMotorControlMultiDof(bm.id, j, pb.POSITION_CONTROL, targetPosition=[0, 0, 0, 1],
                                                 positionGain=0.0, velocityGain=0.0, force=[0.0, 0.0, 0.0],
@@ -240,7 +244,7 @@ class PybulletEngine:
     def _apply(self, run, bm):
         """τ (with the joints' passive torques) on Bullet's motors; root torques and external wrenches as forces."""
         pb, cid, model = self.pb, self.client, run.model
-        tau = run.tau - _passive(model, bm, run.q, run.v)
+        tau = run.tau - _passive(model, bm, run.q, run.v, dry=not self.friction_motors)
         pb.setJointMotorControlArray(bm.id, bm.joints, pb.TORQUE_CONTROL, forces=tau[bm.joint_v].tolist(),
                                      physicsClientId=cid)
         for j, _, iv in bm.spherical:
@@ -335,10 +339,11 @@ class PybulletEngine:
         return ()
 
 
-def _passive(model, bm, q, v):
+def _passive(model, bm, q, v, dry=True):
     """The joints' passive torques τ_p = ξ_v q̇ + q_s sign(q̇) + k (q − q_ref) (seed 002 eq. (3), as Articula's
-    rnea adds them), for every dof; zero for a model without them."""
-    tau = model.dof_damping * v + model.dof_friction * np.sign(v)
+    rnea adds them), for every dof; zero for a model without them. ``dry=False``: without q_s sign(q̇) (Bullet's
+    velocity motors hold the dry friction)."""
+    tau = model.dof_damping * v + (model.dof_friction * np.sign(v) if dry else 0.0)
     if len(bm.spring_v):
         tau[bm.spring_v] += model.dof_stiffness[bm.spring_v] * (q[bm.spring_q] -
                                                                 model.dof_spring_reference[bm.spring_v])

@@ -35,6 +35,8 @@ class SolverSettings:
     time_budget: float | None = None   # seconds; the best iterate is returned when it runs out
     facets: int = 8
     delassus: str = "auto"             # "auto", "test-force", "chang-khatib", "thesis", "dense"
+    joint_friction: str = "torque"     # the joints' dry friction μ_d: "torque" or "constraint" (rows of the solve)
+    joint_limits: str = "none"         # the joints' ranges: "none" (not enforced) or "constraint" (rows of the solve)
 
 
 @dataclass(frozen=True)

@@ -352,7 +352,8 @@ def _settings(r, el) -> dict:
         out["integrator"], out["sources"]["integrator"] = name, where(el.find("Integrator"))
     s = el.find("Solver")
     if s is not None:
-        r.check_attributes(s, {"name", "tolerance", "max_iterations", "time_budget", "facets", "delassus"})
+        r.check_attributes(s, {"name", "tolerance", "max_iterations", "time_budget", "facets", "delassus",
+                               "joint_friction", "joint_limits"})
         d = U.SolverSettings()
         from engine.contact.solvers import solver_name
         try:
@@ -362,11 +363,23 @@ def _settings(r, el) -> dict:
         delassus = r.string(s, "delassus", d.delassus)
         if delassus not in DELASSUS_METHODS:
             r.fail(s, f"unknown Delassus method{did_you_mean(delassus, DELASSUS_METHODS)}", delassus)
+        joint_friction = r.string(s, "joint_friction", d.joint_friction)
+        if joint_friction not in ("constraint", "torque"):
+            r.fail(s, f"joint_friction must be 'constraint' or 'torque'"
+                      f"{did_you_mean(joint_friction, ('constraint', 'torque'))}", joint_friction)
+        joint_limits = r.string(s, "joint_limits", d.joint_limits)
+        if joint_limits not in ("none", "constraint"):
+            r.fail(s, "joint_limits must be 'none' or 'constraint'"
+                      + did_you_mean(joint_limits, ("none", "constraint")), joint_limits)
+        if "constraint" in (joint_friction, joint_limits) and name == "lemke":
+            r.fail(s, "the Lemke solver takes unilateral contacts only: joint rows (joint_friction or joint_limits "
+                      "'constraint') need nonsmooth-newton, gauss-seidel-newton or gauss-seidel", name)
         out["solver"] = U.SolverSettings(
             name=name, tolerance=r.number(s, "tolerance", d.tolerance, positive=True),
             max_iterations=int(r.number(s, "max_iterations", d.max_iterations, positive=True)),
             time_budget=r.number(s, "time_budget", None, positive=True),
-            facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=delassus)
+            facets=int(r.number(s, "facets", d.facets, positive=True)), delassus=delassus,
+            joint_friction=joint_friction, joint_limits=joint_limits)
         out["sources"]["solver"] = where(s)
     c = el.find("Contact")
     if c is not None:

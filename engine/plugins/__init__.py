@@ -160,6 +160,7 @@ def import_plugin_module(module: str | None = None, path=None):
 
 
 def _load_builtins():
+    import engine.analysis.mocap  # noqa: F401  (registers the mocap marker sensor)
     import engine.contact.conic  # noqa: F401  (registers the clarabel contact solver)
     import engine.control  # noqa: F401  (registers the built-in controllers)
     import engine.engines.articula  # noqa: F401  (registers Articula's own dynamics engine)

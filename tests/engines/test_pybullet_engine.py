@@ -122,6 +122,24 @@ def test_a_double_pendulum_with_joint_friction_swings_alike_on_both_engines(tmp_
     assert hinge.min() < -0.2 and hinge[-1] > 0.2
 
 
+@pytest.mark.parametrize("dry, holds", [(5.0, True), (1.0, False)])
+def test_joint_friction_as_a_constraint_is_bullet_s_joint_motor_and_both_engines_agree(tmp_path, dry, holds):
+    """``joint_friction="constraint"``: Articula's friction rows and Bullet's velocity motors (target 0, maximum
+    force μ_d) solve the same box complementarity each step, so the pendulum (its gravity torque about 2.3 N m
+    at 0.3 rad, the free wrist swinging) is held at 0.3 rad exactly by μ_d = 5 N m on both engines, slides under
+    1 N m, and the two trajectories agree to 1e-12 rad over 1 s."""
+    (tmp_path / "pendulum.urdf").write_text(PENDULUM.replace('friction="0.02"', f'friction="{dry}"'))
+    u = universe(tmp_path, """<MultiBody name="p"><File>pendulum.urdf</File><Translation x="0" y="0" z="2"/>
+                                <Joint name="hinge" value="0.3"/></MultiBody>""",
+                 settings='<Solver joint_friction="constraint"/>')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # the <Solver> settings are Articula's
+        q = both(u, 1000, lambda s: s.runs[0].q.copy())
+    np.testing.assert_allclose(q["pybullet"], q["articula"], atol=1e-12)
+    assert (np.all(q["articula"][:, 0] == 0.3) if holds else q["articula"][-1, 0] < 0.0)
+    assert np.abs(q["articula"][:, 1]).max() > 0.5                 # the wrist swings either way
+
+
 def test_a_point_closure_holds_on_bullet_s_point_to_point_constraint(tmp_path):
     """Seed 003's 5-bar (closed at O5 by a point closure), released passive from its rectangle with no ground:
     Bullet's point-to-point constraint keeps the loop closed within 2 mm for 1 s (Articula's projection: 1e-9 m);

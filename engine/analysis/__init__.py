@@ -1,0 +1,1 @@
+"""Analyses of a run: motion-capture markers against the model (``mocap``)."""
