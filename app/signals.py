@@ -1,7 +1,8 @@
 """The signals a user can plot, each a function of one Snapshot: joint positions, velocities and torques, the
 wrench each joint transmits, contact forces and the required friction per body, energy, centre of mass (its
 position, and its acceleration from the external forces) and ZMP, the user's force (mouse or haptic device), the
-compression and load of deformable soles.
+compression and load of deformable soles, the lean, heading, speed and ground force of wheels
+(app/wheel_signals.py).
 
 * Centre of mass of a multibody: c = sum_i m_i (R_i c_i + p_i) / sum_i m_i (body CoMs in the world).
 * ZMP on flat ground: the centre of pressure of the contact forces whose normal is within 45 degrees of the
@@ -19,6 +20,8 @@ import numpy as np
 from engine import JointType, plugins
 from engine.dynamics.ground_reaction import heel_toe, joint_reactions
 from engine.sensors import sensor_name
+
+from app.wheel_signals import wheel_signals
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ def catalogue(universe) -> list:
                Signal("energy", "total", "J", lambda s: s.energy[0] + s.energy[1])]
     for m, mb in enumerate(universe.multibodies):
         signals += _multibody_signals(m, mb, universe.gravity)
+        signals += wheel_signals(m, mb, universe, Signal)
     bodies = [f"{mb.name}/{name}" for mb in universe.multibodies for name in mb.model.body_name]
     for name in bodies + [s.name for s in universe.statics]:
         signals += [Signal(f"contact/{name}", "normal force", "N", _contact_force(name, normal=True)),

@@ -15,6 +15,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from engine.dynamics import (aba, centroidal_momentum, com, com_jacobian, crba, forward_kinematics,  # noqa: E402
                              frame_jacobian, frame_placement, kinetic_energy, point_jacobian, potential_energy, rnea)
 from engine.dynamics.integrators import difference, integrate  # noqa: E402
+from engine.dynamics.linearize import linearize  # noqa: E402
 from engine.errors import (ArticulaError, DivergenceError, ModelError, PluginError, SimulationError,  # noqa: E402
                            UniverseError)
 from engine.model import Data, JointType, Model, load_model, neutral  # noqa: E402
@@ -26,5 +27,5 @@ from engine.state import Snapshot, State  # noqa: E402
 __all__ = ["ArticulaError", "Data", "DivergenceError", "JointType", "Model", "ModelError", "PluginError",
            "Simulation", "SimulationError", "Snapshot", "State", "Universe", "UniverseError", "aba",
            "centroidal_momentum", "com", "com_jacobian", "crba", "difference", "forward_kinematics",
-           "frame_jacobian", "frame_placement", "integrate", "kinetic_energy", "load_model",
+           "frame_jacobian", "frame_placement", "integrate", "kinetic_energy", "linearize", "load_model",
            "load_universe", "neutral", "point_jacobian", "potential_energy", "rnea", "universe_from_urdf"]

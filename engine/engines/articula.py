@@ -11,6 +11,8 @@ planes, boxes and meshes by the event-driven hybrid loop of ``engine.rolling.hyb
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from engine import plugins
@@ -40,7 +42,7 @@ class ArticulaEngine:
         self.free_stepper = None if integrator == "semi_implicit_euler" else STEPPERS[integrator]
         self.rolling = {m: _rolling_disks(run.instance, sim.universe) for m, run in enumerate(sim.runs)
                         if run.instance.wheels}                   # multibodies on wheels: their disks
-        self.wheel_forces = {m: np.zeros((len(disks.bodies), 3)) for m, disks in self.rolling.items()}   # λ
+        self.wheel_inputs = {m: None for m in self.rolling}    # (q, v, τ, f) of the last step: λ when asked
         self.hybrid = {m: _hybrid_wheels(sim.runs[m], sim.universe) for m in self.rolling
                        if sim.universe.wheel_events}           # wheels that leave the ground: event-driven
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
@@ -51,6 +53,7 @@ class ArticulaEngine:
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):
         self.contact_stage.set_warm_start(warm_start or {})   # empty: forget the contacts and their counts
+        self.wheel_inputs = dict.fromkeys(self.rolling)       # no step yet from this state: no λ
         for m, hybrid in self.hybrid.items():                 # the contact configuration and the event log
             run = self.sim.runs[m]
             if warm_start and "wheels" in warm_start:
@@ -61,6 +64,7 @@ class ArticulaEngine:
             for m, disks in self.rolling.items():
                 if m not in self.hybrid:
                     run = self.sim.runs[m]
+                    _check_on_the_ground(run, disks)
                     run.q[:], run.v[:] = project(run.model, run.data, run.q, run.v, disks)
 
     def warm_start(self):
@@ -128,17 +132,27 @@ class ArticulaEngine:
 
     def _roll(self, m, run, dt):
         """A multibody on wheels: the rolling dynamics (``engine.dynamics.rolling``: RK4, then the projection
-        onto the ground), under its torques, user and contact wrenches; the wheels' ground forces λ at the new
-        state are kept for ``contacts()``."""
+        onto the ground), under its torques, user and contact wrenches; the new state and those inputs are kept,
+        and the wheels' ground forces λ there solved only when ``contacts()`` asks (one KKT solve less a step)."""
         disks, f = self.rolling[m], run.f_ext + run.f_contact
         if m in self.hybrid:
             run.q[:], run.v[:] = self.hybrid[m].step(run.q, run.v, run.tau, f, self.sim.time, dt)
-            self.wheel_forces[m][:] = self.hybrid[m].force
             return
         q, v = step_rolling(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
         run.q[:], run.v[:] = q, v
-        self.wheel_forces[m][:] = rolling_dynamics(run.model, run.data, q, v, run.tau, disks, run.gravity,
-                                                   f)[1].reshape(-1, 3)
+        self.wheel_inputs[m] = (q, v, run.tau.copy(), f)
+
+    def wheel_forces(self, m):
+        """λ (wheels, 3): the ground's force on each wheel of multibody m at the end of the last step (base
+        frame), the KKT solve of ``rolling_dynamics`` under that step's torques and wrenches (the event-driven
+        loop's own, with a wheel in the air at zero); zero before one."""
+        if m in self.hybrid:
+            return self.hybrid[m].force
+        run, disks = self.sim.runs[m], self.rolling[m]
+        if self.wheel_inputs[m] is None:
+            return np.zeros((len(disks.bodies), 3))
+        q, v, tau, f = self.wheel_inputs[m]
+        return rolling_dynamics(run.model, run.data, q, v, tau, disks, run.gravity, f)[1].reshape(-1, 3)
 
     def _touching(self, m) -> bool:
         """Whether multibody m is in a collision contact this step (loop closures aside)."""
@@ -186,7 +200,7 @@ class ArticulaEngine:
         C = np.vstack([d.contact_points(run.model, run.data)[0] for d in getattr(disks, "disks", [disks])])
         names = tuple(f"{run.name}/{run.model.body_name[self.rolling[m].bodies[w]]}" for w in wheels)
         grounds = tuple(d.ground for d in getattr(disks, "disks", [disks] * k))
-        return (C @ R.T + p, disks.normals() @ R.T, self.wheel_forces[m][list(wheels)] @ R.T, np.zeros(k),
+        return (C @ R.T + p, disks.normals() @ R.T, self.wheel_forces(m)[list(wheels)] @ R.T, np.zeros(k),
                 np.full(k, np.inf), names, grounds)
 
     def solver_stats(self) -> dict:
@@ -237,3 +251,28 @@ def _rolling_disks(instance, universe) -> RollingDisks:
     return RollingDisks(bodies=tuple(w.body for w in instance.wheels), radii=tuple(w.radius for w in instance.wheels),
                         axes=tuple(tuple(w.axis) for w in instance.wheels), up=R.T @ plane.R[:, 2],
                         origin=R.T @ (plane.p - p), ground=ground)
+
+
+ON_THE_GROUND = 1e-6    # m, m/s: an initial state further off its wheels' constraints is refused (or projected)
+
+
+def _check_on_the_ground(run, disks):
+    """The initial state on its wheels' constraints: each contact point at the ground's height (Φ = 0) and not
+    moving (J v = 0), to ``ON_THE_GROUND``; beyond, a UniverseError naming the worst wheel's <Wheel> line and its
+    (Φ, |J v|), or, if a <Wheel> says project="true", a warning (``project`` then moves the state)."""
+    wheels = run.instance.wheels
+    phi = disks.altitudes(run.model, run.data, run.q)
+    slip = np.linalg.norm((disks.jacobian(run.model, run.data, run.q) @ run.v).reshape(-1, 3), axis=1)
+    k = int(np.argmax(np.maximum(np.abs(phi), slip)))
+    if max(abs(phi[k]), slip[k]) <= ON_THE_GROUND:
+        return
+    file, _, line = wheels[k].source.rpartition(":")
+    message = (f"the initial state of '{run.name}' is off its wheels' constraints: the contact point of "
+               f"'{run.model.body_name[disks.bodies[k]]}' is {phi[k]:.3g} m above the ground and moves at "
+               f"{slip[k]:.3g} m/s (tolerance {ON_THE_GROUND:g})")
+    if any(w.project for w in wheels):
+        warnings.warn(f"{file}:{line}: {message}; projected onto them (project=\"true\")", stacklevel=2)
+        return
+    raise UniverseError(f"{message}; add project=\"true\" to a <Wheel> to put it on the ground (the nearest "
+                        f"configuration, the nearest velocity in kinetic energy)", file or None,
+                        int(line) if line.isdigit() else None, (float(phi[k]), float(slip[k])))

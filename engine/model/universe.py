@@ -125,13 +125,15 @@ class PluginSpec:
 @dataclass(frozen=True)
 class WheelSpec:
     """A wheel rolling without slipping on the ground plane: body index, radius (m), spin axis (body frame),
-    ``source`` file:line."""
+    ``source`` file:line; ``project``: an initial state off the constraints is projected onto them (with a
+    warning) instead of refused."""
 
     body: int
     radius: float
     axis: np.ndarray
     source: str = ""
     restitution: tuple = (0.0, 0.0)   # (ε_N, ε_T) of its impacts (event-driven wheels, engine/rolling/)
+    project: bool = False             # a start off the constraints is projected (with a warning), not refused
 
 
 @dataclass(frozen=True)

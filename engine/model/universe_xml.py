@@ -142,8 +142,9 @@ def _wheel(r, el, model, path) -> U.WheelSpec:
     """``<Wheel link="front_wheel" radius="0.35" axis="0 1 0"/>``: a thin disk centred on the link's origin, rolling
     without slipping on the universe's ground plane (engine/dynamics/rolling.py); ``restitution`` ε_N ∈ [0, 1] and
     ``tangential`` ε_T ∈ [−1, 1] (default 0, plastic) are its Newton impact law under ``<Settings events="on">``
-    (engine/rolling/, seed 001 eq. 3.12)."""
-    r.check_attributes(el, {"link", "radius", "axis", "restitution", "tangential"})
+    (engine/rolling/, seed 001 eq. 3.12); ``project="true"``: a start off the constraints is projected onto them
+    (with a warning) instead of refused."""
+    r.check_attributes(el, {"link", "radius", "axis", "restitution", "tangential", "project"})
     link = r.string(el, "link", required=True)
     if link not in model.body_name:
         r.fail(el, f"the robot has no link '{link}'{did_you_mean(link, model.body_name)}", link)
@@ -155,8 +156,35 @@ def _wheel(r, el, model, path) -> U.WheelSpec:
         r.fail(el, "a wheel's normal restitution must lie in [0, 1]", eps_n)
     if not -1.0 <= eps_t <= 1.0:
         r.fail(el, "a wheel's tangential restitution must lie in [-1, 1]", eps_t)
-    return U.WheelSpec(body=model.body_name.index(link), radius=r.number(el, "radius", required=True, positive=True),
-                       axis=axis / np.linalg.norm(axis), source=f"{path}:{el.sourceline}", restitution=(eps_n, eps_t))
+    body, axis = model.body_name.index(link), axis / np.linalg.norm(axis)
+    radius = r.number(el, "radius", required=True, positive=True)
+    _check_wheel_link(r, el, model, body, axis, radius)
+    return U.WheelSpec(body=body, radius=radius, axis=axis, source=f"{path}:{el.sourceline}",
+                       project=r.boolean(el, "project", False), restitution=(eps_n, eps_t))
+
+
+def _check_wheel_link(r, el, model, body, axis, radius):
+    """A wheel spins on a revolute joint about its own axis, and its shapes are disks: cylinders of its radius,
+    their z along the axis, centred on the link's origin (seed 001 §2.4: the wheel is the disk the contact
+    closed forms assume), visual only (a collision shape would meet the ground in the contact stage as well)."""
+    link = model.body_name[body]
+    if model.joint_type[body] != JointType.REVOLUTE:
+        r.fail(el, f"the wheel '{link}' must turn on a revolute (or continuous) joint", JointType(
+            model.joint_type[body]).name.lower())
+    joint_axis = np.asarray(model.joint_axis[body], float)
+    if np.linalg.norm(np.cross(axis, joint_axis)) > 1e-9:
+        r.fail(el, f"the wheel's spin axis is not the axis {joint_axis.tolist()} of its joint "
+                   f"'{model.joint_name[body]}'", axis.tolist())
+    for g in (g for g in model.geometries if g.body == body):
+        if g.role == "collision":   # the contact stage would press it on the ground too: λ < 0, energy gained
+            r.fail(el, f"the wheel '{link}' has a collision {g.kind} ({g.source or 'in its robot file'}): its rolling "
+                       f"constraint is its contact with the ground; give a wheel visual shapes only", g.name)
+        disk = (g.kind == "cylinder" and abs(g.size[0] - radius) <= 1e-9 * radius
+                and np.linalg.norm(np.cross(g.R[:, 2], axis)) <= 1e-9 and np.linalg.norm(g.p) <= 1e-9)
+        if not disk:
+            r.fail(el, f"the wheel '{link}' has a {g.role} {g.kind} ({g.source or 'in its robot file'}): a wheel's "
+                       f"shapes must be disks (cylinders of radius {radius:g} about its axis, at its origin)",
+                   (g.kind, tuple(float(x) for x in g.size)))
 
 
 def _flexible_model(r, elements, robot, floating):
