@@ -11,9 +11,9 @@ fraction ``plate`` of its mass and inertia (same centre of mass), and hangs from
 its x and y), at the link frame's origin and with two massless bodies between them: at zero deflection every
 frame and shape is where it was, and the robot's mass and inertia are unchanged. The links welded to the link
 (fixed joints: Talos's ``left_sole_link``, 10 g, under ``leg_left_6_link``) go with the plate: they mark the
-sole, beyond the bush (the walking controller's contact and swing-foot tasks are on them). The plate must carry mass: with
-the bush between massless bodies, the parent joint and the bush's rotation about the same axis would move no
-mass (a singular mass matrix). The three joints are passive (``dof_passive``: controllers give them no torque),
+sole, beyond the bush (the walking controller's contact and swing-foot tasks are on them). The plate must carry
+mass: with the bush between massless bodies, the parent joint and the bush's rotation about the same axis would
+move no mass (a singular mass matrix). The three joints are passive (``dof_passive``: controllers give them no torque),
 their springs at rest at 0, without limits.
 
 The thesis takes its gains from Nakaoka et al.'s identification on HRP-2 and does not print them. The defaults
