@@ -256,7 +256,7 @@ class Walk:
                 warnings.warn(f"walk: the QP was not solved at t = {t:.3f} s; the last solved torques are "
                               "applied (counted in qp_failures)", stacklevel=3)
             return self.tau_last.copy()
-        self.last = (*out, tuple(stance), M, h, Jc)
+        self.last = (*out, tuple(stance), M.copy(), h, Jc)     # crba returns its workspace: the next call reuses it
         self.tau_last = out[2]
         return out[2].copy()
 
