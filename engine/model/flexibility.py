@@ -9,9 +9,11 @@ without editing the robot file: a **sole plate** ``<link>_sole_plate`` takes the
 fraction ``plate`` of its mass and inertia (same centre of mass), and hangs from the link through
 ``<link>_flex_z`` (prismatic along the link frame's z), ``<link>_flex_x`` and ``<link>_flex_y`` (revolute about
 its x and y), at the link frame's origin and with two massless bodies between them: at zero deflection every
-frame and shape is where it was, and the robot's mass and inertia are unchanged. The plate must carry mass: with
-the bush between massless bodies, the parent joint and the bush's rotation about the same axis would move no
-mass (a singular mass matrix). The three joints are passive (``dof_passive``: controllers give them no torque),
+frame and shape is where it was, and the robot's mass and inertia are unchanged. The links welded to the link
+(fixed joints: Talos's ``left_sole_link``, 10 g, under ``leg_left_6_link``) go with the plate: they mark the
+sole, beyond the bush (the walking controller's contact and swing-foot tasks are on them). The plate must carry
+mass: with the bush between massless bodies, the parent joint and the bush's rotation about the same axis would
+move no mass (a singular mass matrix). The three joints are passive (``dof_passive``: controllers give them no torque),
 their springs at rest at 0, without limits.
 
 The thesis takes its gains from Nakaoka et al.'s identification on HRP-2 and does not print them. The defaults
@@ -43,6 +45,9 @@ def insert_flexibility(desc: RobotDescription, link: str, gains: dict, line=None
                      inertia=share * foot.inertia, geometries=[g for g in foot.geometries if g.role == "collision"])
     foot.mass, foot.inertia = (1.0 - share) * foot.mass, (1.0 - share) * foot.inertia
     foot.geometries = [g for g in foot.geometries if g.role != "collision"]
+    for joint in desc.joints:               # what is welded under the link is the sole's (module docstring)
+        if joint.parent == link and joint.kind == "fixed":
+            joint.parent = plate.name
     chain = [link, f"{link}_flex_zx", f"{link}_flex_xy", plate.name]
     for name in chain[1:3]:
         desc.links[name] = LinkSpec(name, line=line)

@@ -118,14 +118,18 @@ class Walk:
         self._make_pattern(feet0[:, 2].mean())
         self._check_friction(mu)
 
-        self.gains = dict(com=(100.0, 20.0), foot=(400.0, 40.0), torso=(100.0, 20.0), posture=(50.0, 14.0))
-        self.weights = dict(com=10.0, foot=10.0, torso=1.0, posture=1e-2, hold=1.0)
+        self.gains = dict(com=(100.0, 20.0), foot=(400.0, 40.0), torso=(100.0, 20.0), posture=(50.0, 14.0),
+                          bush=(1e4, 200.0))
+        self.weights = dict(com=10.0, foot=10.0, torso=1.0, posture=1e-2, hold=1.0, bush=10.0,
+                            stance_slack=1e6)
         self.hold_gains = (100.0, 20.0)   # 1/s², 1/s: the joint PD after a fall (ω = 10 rad/s, critical)
         self.stance_damping = 10.0        # 1/s: the stance soles' acceleration is −k v_s (drift correction)
         self.posture_w = np.where(self.mask, self.weights["posture"], 0.0)
         for j, name in enumerate(model.joint_name):      # joints with no other task (Talos's grippers) weigh more
             if hold and str(hold) in name:
                 self.posture_w[model.joint_idx_v[j]:model.joint_idx_v[j] + model.joint_nv[j]] = self.weights["hold"]
+        self.bush = [self._bush_dofs(f) for f in self.feet]
+        self.flexible = any(len(b) for b in self.bush)
         self.qps = {}
         self.mu, self.tau_max = mu, np.where(np.isfinite(model.dof_effort_limit), model.dof_effort_limit, 1e6)
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
@@ -216,16 +220,23 @@ class Walk:
         h = rnea(model, data, q, v, np.zeros(model.nv), gravity=self.gravity) - model.dof_friction * np.sign(v)
         step = self.plan.step_at(t)
         stance = [i for i in range(2) if step is None or i != step.swing]
-        Jc, Js, dJs, tasks = [], [], [], [self._com_task(t, q, v, c), self._torso_task(q, v, R_torso)]
+        J_com, a_com = self._com_goal(t, q, v, c)
+        com_task = (J_com, a_com - com_drift(model, data, q, v, data.oMi_R[0].copy(), model.total_mass),
+                    self.weights["com"])
+        Jc, Js, dJs, tasks = [], [], [], [com_task, self._torso_task(q, v, R_torso)]
+        soles = [frame_placement(model, data, f) for f in self.feet]
+        wrenches = self._sole_wrenches(c, a_com, stance, soles)
         for i, f in enumerate(self.feet):
             J = frame_jacobian(model, data, q, f, "local_world_aligned")
             dJv = frame_jacobian_dot_v(model, data, q, v, f, "local_world_aligned")
-            R, p = frame_placement(model, data, f)
+            R, p = soles[i]
             if i in stance:
                 Jc.append(corner_jacobians(J, R, self.corners))
                 Js.append(J), dJs.append(dJv)
             else:
-                tasks.append(self._swing_task(t, v, step, J, dJv, R, p))
+                tasks.append(self._swing_task(t, v, step, *self._rigid_sole(q, v, i, J, dJv, R, p)))
+            if i in stance and len(self.bush[i]):
+                tasks.append(self._bush_task(q, v, h, self.bush[i], J, wrenches[i]))
         # cost Σ w ‖J q̈ − a‖² (a already net of J̇v) plus the posture's w ‖q̈ − a_q‖² per joint
         difference_kernel(*self.joints, q, self.q0, self.error, self.scratch)
         kp, kd = self.gains["posture"]
@@ -235,7 +246,8 @@ class Walk:
             H += w * J.T @ J
             g -= w * J.T @ a
         if len(stance) not in self.qps:
-            self.qps[len(stance)] = TaskQP(model.nv, len(stance), self.mask, self.tau_max, self.mu)
+            self.qps[len(stance)] = TaskQP(model.nv, len(stance), self.mask, self.tau_max, self.mu,
+                                           slack=self.weights["stance_slack"] if self.flexible else 0.0)
         Jc, Js, dJs = np.vstack(Jc), np.vstack(Js), np.concatenate(dJs)
         out = self.qps[len(stance)].solve(M, h, Jc, Js, dJs, self.stance_damping * (Js @ v), H, g)
         if out is None:
@@ -244,9 +256,71 @@ class Walk:
                 warnings.warn(f"walk: the QP was not solved at t = {t:.3f} s; the last solved torques are "
                               "applied (counted in qp_failures)", stacklevel=3)
             return self.tau_last.copy()
-        self.last = (*out, tuple(stance), M, h, Jc)
+        self.last = (*out, tuple(stance), M.copy(), h, Jc)     # crba returns its workspace: the next call reuses it
         self.tau_last = out[2]
         return out[2].copy()
+
+    def _rigid_sole(self, q, v, i, J, dJv, R, p):
+        """(J, J̇v, R, p) of swing sole i as if its bush were rigid (the bush's columns of J and its velocities
+        taken out: the point of the foot above the bush where the sole is), or the sole's own on a rigid foot.
+        The swing sole is steered through it, so that the leg does not chase the plate's fast vibration on the
+        bush (≈ 80 Hz with half of Talos's foot on k_z = 2e5 N/m), which the bush task damps."""
+        dofs = self.bush[i]
+        if not len(dofs):
+            return J, dJv, R, p
+        J, v = J.copy(), v.copy()
+        J[:, dofs], v[dofs] = 0.0, 0.0
+        return J, frame_jacobian_dot_v(self.model, self.data, q, v, self.feet[i], "local_world_aligned"), R, p
+
+    def _bush_dofs(self, frame):
+        """The passive dofs (a flexible ankle's bush, <Flexibility>) between a sole frame and the first actuated
+        joint above it, from the sole up; empty for a rigid foot."""
+        model, dofs, b = self.model, [], int(self.model.frame_body[frame])
+        while b >= 0 and model.joint_nv[b] == 1 and model.dof_passive[model.joint_idx_v[b]]:
+            dofs.append(int(model.joint_idx_v[b]))
+            b = int(model.body_parent[b])
+        return np.array(dofs, dtype=np.int64)
+
+    def _sole_wrenches(self, c, a_com, stance, soles):
+        """The wrench (force, moment about the sole frame's origin; world axes) each stance sole should carry for
+        the CoM to accelerate at c̈* (the CoM task's): the ground reaction F = m (c̈* − g) with its ZMP where the
+        linear inverted pendulum puts it, p = c_xy − (c_z − z_ground) c̈*_xy / (c̈*_z + |g|) (Kajita 2003 eq. 3;
+        the CoM task's feedback thus moves the ZMP, as a stabiliser does), shared between the stance soles by
+        where p lies between them (α = p's projection on the segment from one sole to the other, clipped to
+        [0, 1]), each with its centre of pressure off the sole's origin by p's distance to that segment (on one
+        foot, to the sole's origin), kept inside 80 % of the controller's sole rectangle."""
+        F = self.model.total_mass * (a_com - self.gravity)
+        ground = np.mean([soles[i][1][2] for i in stance])
+        p = c[:2] - (c[2] - ground) * a_com[:2] / (a_com[2] + np.linalg.norm(self.gravity))
+        out = [np.zeros(6), np.zeros(6)]
+        if len(stance) == 2:
+            a, b = soles[0][1][:2], soles[1][1][:2]
+            alpha = float(np.clip((p - b) @ (a - b) / ((a - b) @ (a - b)), 0.0, 1.0))
+            share, offset = (alpha, 1.0 - alpha), p - (b + alpha * (a - b))
+        else:
+            share, offset = (1.0, 1.0), p - soles[stance[0]][1][:2]
+        half = 0.8 * self.corners[-1, :2]
+        for i in stance:
+            R = soles[i][0]
+            d = R[:2, :2] @ np.clip(R[:2, :2].T @ offset, -half, half)
+            f = share[i] * F
+            out[i] = np.concatenate([f, np.cross(np.array([d[0], d[1], 0.0]), f)])
+        return out
+
+    def _bush_task(self, q, v, h, dofs, J, W):
+        """(S_b, q̈_b* , w) for the passive dofs b of a flexible ankle: the bush is driven to the deflection that
+        carries the sole's planned wrench W statically, k q_b = J_bᵀ W − h̃_b (h̃_b: h's rows without the spring and
+        damper, i.e. gravity on the plate), with q̈_b* = k_p (q_b,W − q_b) − k_d q̇_b. The controller can move the
+        sole's force only through the bush: the contact wrench's components along the bush's axes are its spring and
+        damper forces, fixed by the state (the plate is light), so the plan's wrench is reached by deflecting the
+        bush in time — with the QP's ankle torques."""
+        model, (kp, kd) = self.model, self.gains["bush"]
+        k, c = model.dof_stiffness[dofs], model.dof_damping[dofs]
+        qb, vb = q[model.joint_idx_q[model.dof_joint[dofs]]], v[dofs]
+        goal = np.where(k > 0, (J[:, dofs].T @ W - (h[dofs] - k * qb - c * vb)) / np.where(k > 0, k, 1.0), qb)
+        S = np.zeros((len(dofs), model.nv))
+        S[np.arange(len(dofs)), dofs] = 1.0
+        return S, kp * (goal - qb) - kd * vb, self.weights["bush"]
 
     def _hold(self, q, v):
         """After a fall: a joint PD about the posture at the fall scaled by each joint's own inertia M_ii (taken
@@ -257,13 +331,12 @@ class Walk:
         tau = self.M_fall * (kp * self.error - kd * np.asarray(v, float)) * self.mask
         return np.clip(tau, -self.tau_max, self.tau_max)
 
-    def _com_task(self, t, q, v, c):
-        """(J_c, c̈* − J̇_c v, w): the CoM follows the pattern."""
+    def _com_goal(self, t, q, v, c):
+        """(J_c, c̈*): the CoM's Jacobian and the acceleration that follows the pattern."""
         model, data, (kp, kd) = self.model, self.data, self.gains["com"]
         J = com_jacobian(model, data, q)
         ref = self.com_reference(t)
-        a = ref[2] + kp * (ref[0] - c) + kd * (ref[1] - J @ v)
-        return J, a - com_drift(model, data, q, v, data.oMi_R[0].copy(), model.total_mass), self.weights["com"]
+        return J, ref[2] + kp * (ref[0] - c) + kd * (ref[1] - J @ v)
 
     def _torso_task(self, q, v, R):
         """(J_ω, α* − J̇_ω v, w): the torso keeps its initial orientation."""

@@ -44,13 +44,15 @@ def friction_rows(n_corners, mu):
 class TaskQP:
     """The QP of one contact mode (a fixed number of stance soles), warm-started from its last solution."""
 
-    def __init__(self, nv, n_stance, actuated, tau_max, mu, eps=1e-6):
+    def __init__(self, nv, n_stance, actuated, tau_max, mu, eps=1e-6, slack=0.0):
         self.nv, self.nf = nv, 12 * n_stance
+        self.ns = 6 * n_stance if slack > 0 else 0                    # slack on the stance rows (flexible soles)
+        self.slack = slack
         self.act, self.base = np.flatnonzero(actuated), np.flatnonzero(~actuated)
         # the limits less 0.1 %: room for the clean-up below, which moves τ by about the solver's tolerance
         self.tau_max, self.cone = 0.999 * tau_max[self.act], friction_rows(4 * n_stance, mu)
         self.mu_pyramid = mu / np.sqrt(2.0)
-        n, n_eq = nv + self.nf, len(self.base) + 6 * n_stance
+        n, n_eq = nv + self.nf + self.ns, len(self.base) + 6 * n_stance
         self.n_in = self.cone.shape[0] + len(self.act)
         self.qp = proxsuite.proxqp.dense.QP(n, n_eq, self.n_in)
         self.qp.settings.eps_abs, self.qp.settings.eps_rel = eps, 0.0
@@ -63,15 +65,16 @@ class TaskQP:
     def solve(self, M, h, Jc, Js, dJs_v, ks_vs, H, g):
         """(q̈, f, τ) or None if the QP is not solved.  Jc (3 n_c, nv) corners, Js (6 n_s, nv) soles with
         their drift dJs_v; H, g the cost on q̈ only (the force regularisation is added here)."""
-        nv, nf = self.nv, self.nf
-        Hx = np.zeros((nv + nf, nv + nf))
-        Hx[:nv, :nv], Hx[nv:, nv:] = H, 1e-6 * np.eye(nf)
-        gx = np.concatenate([g, np.zeros(nf)])
-        A = np.vstack([np.hstack([M[self.base], -Jc[:, self.base].T]),
-                       np.hstack([Js, np.zeros((Js.shape[0], nf))])])
+        nv, nf, ns = self.nv, self.nf, self.ns
+        Hx = np.zeros((nv + nf + ns, nv + nf + ns))
+        Hx[:nv, :nv], Hx[nv:nv + nf, nv:nv + nf] = H, 1e-6 * np.eye(nf)
+        Hx[nv + nf:, nv + nf:] = self.slack * np.eye(ns)
+        gx = np.concatenate([g, np.zeros(nf + ns)])
+        A = np.vstack([np.hstack([M[self.base], -Jc[:, self.base].T, np.zeros((len(self.base), ns))]),
+                       np.hstack([Js, np.zeros((Js.shape[0], nf)), -np.eye(Js.shape[0])[:, :ns]])])
         b = np.concatenate([-h[self.base], -dJs_v - ks_vs])
-        C = np.vstack([np.hstack([np.zeros((self.cone.shape[0], nv)), self.cone]),
-                       np.hstack([M[self.act], -Jc[:, self.act].T])])
+        C = np.vstack([np.hstack([np.zeros((self.cone.shape[0], nv)), self.cone, np.zeros((self.cone.shape[0], ns))]),
+                       np.hstack([M[self.act], -Jc[:, self.act].T, np.zeros((len(self.act), ns))])])
         lo = np.concatenate([np.zeros(self.cone.shape[0]), -self.tau_max - h[self.act]])
         up = np.concatenate([np.full(self.cone.shape[0], 1e20), self.tau_max - h[self.act]])
         start = time.perf_counter()
@@ -87,7 +90,7 @@ class TaskQP:
         x = self.qp.results.x
         if self.qp.results.info.status != _SOLVED or not np.all(np.isfinite(x)):
             return None
-        qdd, f = x[:nv].copy(), x[nv:].copy()
+        qdd, f = x[:nv].copy(), x[nv:nv + nf].copy()
         F = f.reshape(-1, 3)                               # a view: the projection writes into f
         F[:, 2] = np.maximum(F[:, 2], 0.0)
         F[:, :2] = np.clip(F[:, :2], -self.mu_pyramid * F[:, 2:], self.mu_pyramid * F[:, 2:])
