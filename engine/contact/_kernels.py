@@ -533,6 +533,14 @@ def least_norm_solve(A, b):
     L = definite_cholesky(A)
     if L.shape[0]:
         return _cholesky_solve(L, b)
+    Bt, perm, G = pivoted_cholesky(A)
+    return pseudo_inverse_apply(Bt, perm, G, b)
+
+
+@njit(cache=True, nogil=True)
+def pivoted_cholesky(A):
+    """(Bt, perm, L_G) of ``least_norm_solve``'s factorisation P A Pᵀ = B Bᵀ (overwrites A): Bt (r, m) the
+    columns of B, perm the pivot order, L_G the Cholesky factor of G = BᵀB (r × r)."""
     m = A.shape[0]
     perm = np.arange(m)
     Bt = np.zeros((m, m))                            # Bt[k] = column k of B (contiguous)
@@ -561,10 +569,6 @@ def least_norm_solve(A, b):
             for k in range(r + 1, i):
                 A[k, i] = A[i, k]
         r += 1
-    Bb = np.zeros(r)                                 # c = Bᵀ P b
-    for k in range(r):
-        for i in range(k, m):
-            Bb[k] += Bt[k, i] * b[perm[i]]
     G = np.zeros((r, r))
     for k in range(r):
         for l in range(k + 1):
@@ -572,7 +576,17 @@ def least_norm_solve(A, b):
             for i in range(k, m):
                 acc += Bt[k, i] * Bt[l, i]
             G[k, l] = G[l, k] = acc
-    L = np.linalg.cholesky(G)
+    return Bt[:r], perm, np.linalg.cholesky(G)
+
+
+@njit(cache=True, nogil=True)
+def pseudo_inverse_apply(Bt, perm, L, b):
+    """A⁺ b = Pᵀ B G⁻¹ G⁻¹ Bᵀ P b from ``pivoted_cholesky``'s (Bt, perm, L = chol(G))."""
+    r, m = Bt.shape[0], perm.shape[0]
+    Bb = np.zeros(r)                                 # c = Bᵀ P b
+    for k in range(r):
+        for i in range(k, m):
+            Bb[k] += Bt[k, i] * b[perm[i]]
     w = _cholesky_solve(L, _cholesky_solve(L, Bb))
     y = np.zeros(m)
     for k in range(r):

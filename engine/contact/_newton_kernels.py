@@ -22,9 +22,10 @@ The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
 contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
 of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
-active-set step of Gauss–Seidel does); otherwise J_AA is not symmetric and ``least_norm_rows`` solves it by QR
-with column pivoting (a slipping contact about to stick gives J singular values of 1e-8 that the normal
-equations J Jᵀ would lose).
+active-set step of Gauss–Seidel does), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
+rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
+symmetric and ``least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to stick gives J
+singular values of 1e-8 that the normal equations J Jᵀ would lose).
 
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
@@ -38,6 +39,7 @@ import math
 import numpy as np
 from numba import njit
 
+from engine.contact._factor_kernels import factor_solve
 from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, kept_solve, natural_residual,
                                     project_cone)
 
@@ -95,10 +97,11 @@ def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, s
 
 @njit(cache=True, nogil=True)
 def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
-               keep):
+               keep, B_col, B_val, width):
     """The Newton direction Δf (into ``df``): −f on the rows that leave the system, the least-norm solution of
-    the active rows otherwise (``_kernels.kept_solve`` when none slips). ``rows`` receives the active rows,
-    ``wd`` is scratch (W Δf_D)."""
+    the active rows otherwise (when none slips: ``_factor_kernels.factor_solve`` on the factor W = B Bᵀ of
+    ``width`` columns if the m active rows outnumber them, else ``_kernels.kept_solve``). ``rows`` receives the
+    active rows, ``wd`` is scratch (W Δf_D)."""
     n = f.shape[0]
     k = 0
     for b in range(block_kind.shape[0]):
@@ -118,17 +121,22 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
                 wd[i] += W[j, i] * df[j]
     if m == 0:
         return
-    A = np.empty((m, m))
     rhs = np.empty(m)
-    if not slipping:                                     # W_AA Δf_A = −v_A − W_AD Δf_D (symmetric PSD)
+    if not slipping and 0 < width < m:                   # W_AA = B_A B_Aᵀ of rank ≤ width: in body space
+        for a in range(m):
+            rhs[a] = -v[rows[a]] - wd[rows[a]]
+        x = factor_solve(B_col, B_val, width, rows[:m], rhs)
+    elif not slipping:                                   # W_AA Δf_A = −v_A − W_AD Δf_D (symmetric PSD)
+        A = np.empty((m, m))
         for a in range(m):
             for c in range(m):
                 A[a, c] = W[rows[a], rows[c]]
             rhs[a] = -v[rows[a]] - wd[rows[a]]
         x = kept_solve(A, rhs, rows[:m], keep)
     else:
+        A = np.empty((m, m))
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
-        x = _regular_solve(W, rows, A, rhs)
+        x = _regular_solve(W, rows, A, rhs) if not 0 < width < m else np.zeros(0)   # W_AA singular: rank ≤ width
         if not x.shape[0]:
             x = least_norm_rows(A, rhs)
     for a in range(m):
@@ -228,13 +236,15 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
 
 @njit(cache=True, nogil=True)
 def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd,
-                f_trial, v_trial, keep):
+                f_trial, v_trial, keep, B_col, B_val, width):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
-    ½‖φ‖² where φ is differentiable). Returns whether a step was taken (f, v updated)."""
+    ½‖φ‖² where φ is differentiable); (B_col, B_val, width): a factor of W or width 0 (``_direction``). Returns
+    whether a step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
-    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep)
+    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
+               B_col, B_val, width)
     for i in range(n):
         if not math.isfinite(df[i]):
             return False
@@ -272,7 +282,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                       max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, out, keep):
+                      dnorm, fnorm, out, keep, B_col, B_val, width):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
@@ -283,7 +293,8 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
-    (``_kernels.kept_solve``). Returns (iterations done, converged); the
+    (``_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
+    (``_factor_kernels``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):
         if out[4] > 0:
@@ -294,7 +305,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
             stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
-                                  rows, df, wd, f_trial, v_trial, keep)
+                                  rows, df, wd, f_trial, v_trial, keep, B_col, B_val, width)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0
