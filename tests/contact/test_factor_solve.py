@@ -1,0 +1,132 @@
+"""The Newton step's linear solve in body space (``_factor_kernels.factor_solve``): W_AA⁺ b through a factor
+W = B Bᵀ equals the dense least-norm solve (``_kernels.least_norm_solve``) and numpy's pseudo-inverse, on the
+recorded hard problems (B from numpy's eigendecomposition of W) and on a random pile of rigid bodies whose C is
+singular; the Newton solver gives the same forces and residuals with or without the factor, and the contact
+stage's factor of a group of touching cubes is that of its W."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.contact._factor_kernels import factor_solve
+from engine.contact._kernels import least_norm_solve
+from engine.contact.conic import load_problem
+from engine.contact.newton import nonsmooth_newton
+from engine.model.universe_xml import load_universe
+from engine.simulation import Simulation
+
+DATA = Path(__file__).resolve().parent / "data"
+PROBLEMS = ("talos_lying", "talos_falling", "stack10", "sole4")
+RNG = np.random.default_rng(16)
+
+
+def eigen_factor(W):
+    """(B_col, B_val, width) of W = B Bᵀ as one dense block: B = V √Λ on the eigenvalues above 1e-12 λmax."""
+    lam, V = np.linalg.eigh(W)
+    keep = lam > 1e-12 * lam.max()
+    B = V[:, keep] * np.sqrt(lam[keep])
+    return np.zeros((len(W), 1), np.int64), B[:, None, :].copy(), int(keep.sum())
+
+
+def dense(factor):
+    """B (n, width) of a factor in the layout of ``_factor_kernels``."""
+    B_col, B_val, width = factor
+    w = B_val.shape[2]
+    B = np.zeros((len(B_col), width))
+    for i, s in zip(*np.nonzero(B_col >= 0)):
+        B[i, w * B_col[i, s]:w * B_col[i, s] + w] += B_val[i, s]
+    return B
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_body_space_solve_is_the_dense_least_norm_solve_on_the_recorded_problems(name):
+    W, u, blocks, _ = load_problem(DATA / f"{name}.npz")
+    factor = eigen_factor(W)
+    f, _ = nonsmooth_newton(W, u, blocks)
+    loaded = np.flatnonzero(np.repeat(f.reshape(-1, 3)[:, 0] > 0.0, 3))       # the rows Newton's last step solved
+    for rows in (np.arange(len(u)), loaded):
+        W_AA = W[np.ix_(rows, rows)]
+        b = W_AA @ RNG.standard_normal(len(rows))                             # consistent …
+        c = RNG.standard_normal(len(rows))                                    # … or not: W_AA⁺ c, least squares
+        for rhs in (b, c):
+            x = factor_solve(*factor, rows, rhs)
+            reference = least_norm_solve(W_AA.copy(), rhs)
+            np.testing.assert_allclose(x, reference, rtol=0, atol=1e-10 * np.abs(reference).max())
+            oracle = np.linalg.pinv(W_AA, rcond=1e-10, hermitian=True) @ rhs
+            np.testing.assert_allclose(x, oracle, rtol=0, atol=1e-9 * np.abs(oracle).max())
+
+
+def test_body_space_solve_of_a_singular_C_takes_the_pivoted_path():
+    # 4 free bodies, 3 of them on 4 contacts, the last on one contact: C = B_AᵀB_A (24 × 24) has rank 21
+    sides = [(b, -1) for b in range(3) for _ in range(4)] + [(3, 0), (1, 2), (0, 2)]
+    B_col = np.repeat(np.array(sides, np.int64), 3, axis=0)
+    B_val = RNG.standard_normal((len(B_col), 2, 6)) * (B_col >= 0)[:, :, None]
+    factor = (B_col, B_val, 24)
+    B = dense(factor)
+    W = B @ B.T
+    assert np.linalg.matrix_rank(B.T @ B) == 21
+    rows = np.arange(len(W))
+    rhs = RNG.standard_normal(len(W))
+    x = factor_solve(*factor, rows, rhs)
+    np.testing.assert_allclose(x, least_norm_solve(W.copy(), rhs), rtol=0, atol=1e-10 * np.abs(x).max())
+    np.testing.assert_allclose(x, np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ rhs, rtol=0,
+                               atol=1e-9 * np.abs(x).max())
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_nonsmooth_newton_with_a_factor_gives_the_same_forces(name, warm):
+    W, u, blocks, f0 = load_problem(DATA / f"{name}.npz")
+    start = f0 if warm else None
+    f, stats = nonsmooth_newton(W, u, blocks, f0=start)
+    g, body = nonsmooth_newton(W, u, blocks, f0=start, factor=eigen_factor(W))
+    assert body.converged and body.iterations == stats.iterations
+    np.testing.assert_allclose(g, f, rtol=0, atol=1e-10 * np.abs(f).max())
+    assert body.residual == pytest.approx(stats.residual, rel=1e-6, abs=1e-10 * np.abs(f).max())
+
+
+TOUCHING = """<Universe>
+  <Body name="ground"><Plane/><Mass>0</Mass></Body>
+  {cubes}
+</Universe>"""
+CUBE = ('<Body name="cube{i}"><Box size="0.1 0.1 0.1"/><Mass>{mass}</Mass><Translation x="{x}" y="0" z="0.05"/>'
+        '</Body>')
+
+
+def touching_cubes(tmp_path, k):
+    path = tmp_path / "touching.xml"
+    path.write_text(TOUCHING.format(cubes="".join(CUBE.format(i=i, mass=1 + 0.5 * i, x=0.1 * i) for i in range(k))))
+    return Simulation(load_universe(path))
+
+
+def test_the_stage_factor_of_touching_cubes_is_that_of_their_W_and_solves_alike(tmp_path):
+    """Six touching cubes of different masses, one group: rigid_delassus's B (6 · 6 columns) gives B Bᵀ = W, and a
+    cold Newton solve of the group's problem gives the same forces with and without it."""
+    sim = touching_cubes(tmp_path, 6)
+    sim.step(20)
+    stage, dt = sim.contact_stage, sim.dt
+    stage.world.update()
+    a, ng = stage._layout(stage.world.detect(), dt)
+    W = np.zeros(a["w_start"][ng])
+    assert ng == 1 and stage._delassus(a, W, ng, dt) == ["rigid"]
+    W_g, u, blocks, _ = stage._problem(a, W, 0)
+    n = len(u)
+    factor = a["B_col"][:n], a["B_val"][:n], int(a["B_width"][0])
+    assert factor[2] == 36 and n > 36
+    B = dense(factor)
+    np.testing.assert_allclose(B @ B.T, W_g, rtol=0, atol=1e-13 * np.abs(W_g).max())
+    f, stats = nonsmooth_newton(W_g, u, blocks, tol=1e-9)
+    g, body = nonsmooth_newton(W_g, u, blocks, tol=1e-9, factor=factor)
+    assert stats.converged and body.converged
+    np.testing.assert_allclose(g, f, rtol=0, atol=1e-10 * np.abs(f).max())
+
+
+def test_a_bad_factor_is_refused():
+    W, u, blocks, _ = load_problem(DATA / "sole4.npz")
+    B_col, B_val, width = eigen_factor(W)
+    with pytest.raises(ValueError, match="must be"):
+        nonsmooth_newton(W, u, blocks, factor=(B_col[1:], B_val, width))
+    with pytest.raises(ValueError, match="width 3"):
+        nonsmooth_newton(W, u, blocks, factor=(B_col + 1, B_val, 3))
+    with pytest.raises(ValueError, match="not finite"):
+        nonsmooth_newton(W, u, blocks, factor=(B_col, np.full_like(B_val, np.nan), width))
