@@ -22,7 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import _cholesky_solve, definite_cholesky, pivoted_cholesky, pseudo_inverse_apply
+from engine.contact._kernels import (_cholesky_solve, definite_cholesky, least_norm_rows, pivoted_cholesky,
+                                    pseudo_inverse_apply)
+
+SLIP_CHECK = 1e-10          # ‖J x − b‖ ≤ this × ‖b‖, else the slip system is left to the dense path
 
 
 @njit(cache=True, nogil=True)
@@ -32,21 +35,8 @@ def factor_solve(B_col, B_val, width, rows, b):
     m, K, w = rows.shape[0], B_col.shape[1], B_val.shape[2]
     C, c = np.zeros((width, width)), np.zeros(width)
     for a in range(m):                                   # C = B_Aᵀ B_A, c = B_Aᵀ b
-        i = rows[a]
-        for s in range(K):
-            cs = B_col[i, s]
-            if cs < 0:
-                continue
-            for t in range(K):
-                ct = B_col[i, t]
-                if ct < 0:
-                    continue
-                for p in range(w):
-                    x = B_val[i, s, p]
-                    for q in range(w):
-                        C[w * cs + p, w * ct + q] += x * B_val[i, t, q]
-            for p in range(w):
-                c[w * cs + p] += B_val[i, s, p] * b[a]
+        _add_outer(B_col, B_val, rows[a], 1.0, C)
+        _add_row(B_col, B_val, rows[a], b[a], c)
     L = definite_cholesky(C)
     if L.shape[0]:                                       # z = C⁻² c
         z = _cholesky_solve(L, _cholesky_solve(L, c))
@@ -62,3 +52,130 @@ def factor_solve(B_col, B_val, width, rows, b):
                 for p in range(w):
                     x[a] += B_val[i, s, p] * z[w * cs + p]
     return x
+
+
+@njit(cache=True, nogil=True)
+def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_coef):
+    """x = J⁺ b for a consistent Newton system with slipping contacts, J = P + Q W_AA (m × m, ``_newton_kernels``)
+    and W = B Bᵀ of ``width`` = p columns; an empty array where this path does not apply (the caller then takes
+    the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the active rows of W; per position a of J:
+    ``row_rho[a]`` = ρ > 0 for a row Q_a = ρ e_a with P_a = 0 (stick, normal, bilateral rows: the set N), 0 for a
+    tangential row of a slipping contact (the set S), whose Q_a = Σ_k q_coef[a, k] e_{q_pos[a, k]}; ``in_T[a]``:
+    a row of a slipping contact (T, the columns where P is not zero).
+
+    The solution of least norm lies in range(Jᵀ) ⊆ span(e_T) ⊕ range(B_N̄), B_N̄ = B_A with the rows T zeroed
+    (J = U Vᵀ with V = [E_T, B_A]). With C_N = B_N̄ᵀ B_N̄ = L_N L_Nᵀ, x = (x_T, B_N̄ L_N⁻ᵀ η) maps ζ = (x_T, η)
+    isometrically onto that space, and J x = K ζ with K = [J E_T | Q B_A L_N] (P B_N̄ = 0, B_Aᵀ B_N̄ = C_N). The
+    rows N of K are D_N B_N [B_Tᵀ | L_N] (D_N = diag ρ); with (D_N B_N)ᵀ(D_N B_N) = L₁ L₁ᵀ they reduce, for a
+    consistent system, to L₁ᵀ [B_Tᵀ | L_N] ζ = L₁⁻¹ B_Nᵀ D_N b_N (p rows instead of |N|). ζ is then the
+    least-norm solution of p + |S| rows in 3s + p unknowns (s slipping contacts) by ``least_norm_rows``, and
+    x = J⁺ b. Applies when C_N and (D_N B_N)ᵀ(D_N B_N) are definite and the result solves J x = b to
+    SLIP_CHECK ‖b‖ (an inconsistent system is left to the dense path, which solves its independent rows)."""
+    m, K, w, p = rows.shape[0], B_col.shape[1], B_val.shape[2], width
+    C_N, G_N, c_N = np.zeros((p, p)), np.zeros((p, p)), np.zeros(p)
+    nT, nS = 0, 0
+    for a in range(m):
+        nT += in_T[a]
+        nS += row_rho[a] == 0.0
+        if not in_T[a]:
+            _add_outer(B_col, B_val, rows[a], 1.0, C_N)
+        if row_rho[a] > 0.0:
+            _add_outer(B_col, B_val, rows[a], row_rho[a] * row_rho[a], G_N)
+            _add_row(B_col, B_val, rows[a], row_rho[a] * b[a], c_N)
+    L_N, L_1 = definite_cholesky(C_N), definite_cholesky(G_N)
+    if not L_N.shape[0] or not L_1.shape[0]:
+        return np.zeros(0)
+    q = nT + p
+    F = np.zeros((p, q))                                  # [B_Tᵀ | L_N]
+    T = np.empty(nT, np.int64)
+    j = 0
+    for a in range(m):
+        if in_T[a]:
+            T[j] = a
+            for s in range(K):
+                if B_col[rows[a], s] >= 0:
+                    for k in range(w):
+                        F[w * B_col[rows[a], s] + k, j] += B_val[rows[a], s, k]
+            j += 1
+    F[:, nT:] = L_N
+    Kr, rhs = np.zeros((p + nS, q)), np.zeros(p + nS)
+    Kr[:p] = np.dot(L_1.T.copy(), F)
+    rhs[:p] = _forward(L_1, c_N)
+    i, qb = p, np.zeros(p)
+    for a in range(m):
+        if row_rho[a] > 0.0:
+            continue
+        for c in range(nT):
+            Kr[i, c] = J[a, T[c]]
+        qb[:] = 0.0
+        for k in range(q_pos.shape[1]):
+            _add_row(B_col, B_val, rows[q_pos[a, k]], q_coef[a, k], qb)
+        Kr[i, nT:] = np.dot(qb, L_N)
+        rhs[i] = b[a]
+        i += 1
+    zeta = least_norm_rows(Kr, rhs)
+    x, eta = np.zeros(m), _backward(L_N, zeta[nT:])       # x_N̄ = B_N̄ L_N⁻ᵀ η
+    for c in range(nT):
+        x[T[c]] = zeta[c]
+    for a in range(m):
+        if not in_T[a]:
+            for s in range(K):
+                if B_col[rows[a], s] >= 0:
+                    for k in range(w):
+                        x[a] += B_val[rows[a], s, k] * eta[w * B_col[rows[a], s] + k]
+    r = np.dot(J, x) - b
+    if not np.sqrt(np.dot(r, r)) <= SLIP_CHECK * np.sqrt(np.dot(b, b)):
+        return np.zeros(0)
+    return x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_outer(B_col, B_val, i, scale, C):
+    """C += scale B_iᵀ B_i for row i of B."""
+    K, w = B_col.shape[1], B_val.shape[2]
+    for s in range(K):
+        cs = B_col[i, s]
+        if cs < 0:
+            continue
+        for t in range(K):
+            ct = B_col[i, t]
+            if ct < 0:
+                continue
+            for p in range(w):
+                x = scale * B_val[i, s, p]
+                for q in range(w):
+                    C[w * cs + p, w * ct + q] += x * B_val[i, t, q]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(B_col, B_val, i, scale, c):
+    """c += scale B_iᵀ for row i of B."""
+    w = B_val.shape[2]
+    for s in range(B_col.shape[1]):
+        cs = B_col[i, s]
+        if cs >= 0:
+            for p in range(w):
+                c[w * cs + p] += scale * B_val[i, s, p]
+
+
+@njit(cache=True, nogil=True)
+def _forward(L, c):
+    """L⁻¹ c, L lower triangular."""
+    z = np.empty(c.shape[0])
+    for i in range(c.shape[0]):
+        acc = c[i]
+        for k in range(i):
+            acc -= L[i, k] * z[k]
+        z[i] = acc / L[i, i]
+    return z
+
+
+@njit(cache=True, nogil=True)
+def _backward(L, c):
+    """L⁻ᵀ c, L lower triangular."""
+    z = c.copy()
+    for i in range(c.shape[0] - 1, -1, -1):
+        z[i] /= L[i, i]
+        for k in range(i):
+            z[k] -= L[i, k] * z[i]
+    return z

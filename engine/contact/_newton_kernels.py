@@ -24,8 +24,9 @@ contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_
 of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
 active-set step of Gauss–Seidel does), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
 rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
-symmetric and ``least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to stick gives J
-singular values of 1e-8 that the normal equations J Jᵀ would lose).
+symmetric and ``_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to stick
+gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor,
+where the system is consistent (``_factor_kernels.factor_slip_solve``).
 
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
@@ -39,16 +40,15 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._factor_kernels import factor_solve
-from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, kept_solve, natural_residual,
-                                    project_cone)
+from engine.contact._factor_kernels import factor_slip_solve, factor_solve
+from engine.contact._kernels import (BILATERAL, INERT, _sweep, definite_cholesky, kept_solve, least_norm_rows,
+                                    natural_residual, project_cone)
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND = 0, 1, 2, 3, 4   # per block: how its rows enter the Newton system
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
-RANK_TOL = 1e-12                # |R_kk| below this times |R_00| ends the rank (QR with column pivoting)
 
 
 @njit(cache=True, nogil=True)
@@ -136,7 +136,11 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
     else:
         A = np.empty((m, m))
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
-        x = _regular_solve(W, rows, A, rhs) if not 0 < width < m else np.zeros(0)   # W_AA singular: rank ≤ width
+        if 0 < width < m:                                # W_AA of rank ≤ width: in body space, if consistent
+            x = factor_slip_solve(A, rhs, B_col, B_val, width, rows[:m], *_slip_rows(block_start, block_kind,
+                                  block_mu, block_rho, status, slip, m))
+        else:
+            x = _regular_solve(W, rows, A, rhs)
         if not x.shape[0]:
             x = least_norm_rows(A, rhs)
     for a in range(m):
@@ -212,6 +216,38 @@ def _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, 
             jd = mu * ua * rn * wd[s] + rt * (Ma0 * wd[s + 1] + Ma1 * wd[s + 2])
             b[k] = -phi - jd
             k += 1
+
+
+@njit(cache=True, nogil=True)
+def _slip_rows(block_start, block_kind, block_mu, block_rho, status, slip, m):
+    """The rows of ``_slip_system`` as ``_factor_kernels.factor_slip_solve`` takes them: per position, ρ of a row
+    ρ W_a· (0 for the tangential rows of a slipping contact), whether it belongs to a slipping contact, and for a
+    tangential row of one, the W part of its row as Σ_k q_coef[k] W_{q_pos[k]}·."""
+    row_rho, in_T = np.zeros(m), np.zeros(m, np.bool_)
+    q_pos, q_coef = np.zeros((m, 3), np.int64), np.zeros((m, 3))
+    k = 0
+    for blk in range(block_kind.shape[0]):
+        s, e, st = block_start[blk], block_start[blk + 1], status[blk]
+        if st == SEPARATED:
+            continue
+        rn, rt = block_rho[blk, 0], block_rho[blk, 2]
+        if st == BOUND or st == STICK:
+            for r in range(s, e):
+                row_rho[k] = rn if st == BOUND or r == s else rt
+                k += 1
+            continue
+        row_rho[k] = rn                                  # normal row (FRICTIONLESS or SLIP)
+        k += 1
+        if st == FRICTIONLESS:
+            continue
+        in_T[k - 1] = in_T[k] = in_T[k + 1] = True
+        for a in range(2):                               # dφ_t's W part: μ u_a ρ_n W_n· + ρ_t (M_a1 W_t1· + M_a2 W_t2·)
+            q_pos[k, 0], q_pos[k, 1], q_pos[k, 2] = k - 1 - a, k - a, k + 1 - a
+            q_coef[k, 0] = block_mu[blk] * slip[blk, a] * rn
+            q_coef[k, 1] = rt * (slip[blk, 2] if a == 0 else slip[blk, 3])
+            q_coef[k, 2] = rt * (slip[blk, 3] if a == 0 else slip[blk, 4])
+            k += 1
+    return row_rho, in_T, q_pos, q_coef
 
 
 @njit(cache=True, nogil=True)
@@ -339,68 +375,3 @@ def _restore(W, best_f, f, v):
             for i in range(n):
                 v[i] += W[j, i] * d
             f[j] = best_f[j]
-
-
-@njit(cache=True, nogil=True)
-def least_norm_rows(J, b):
-    """x of least norm with J x = b on a maximal independent set of the rows of J (m, m), any J.
-
-    Householder QR with column pivoting of Jᵀ (Golub & Van Loan, Matrix Computations, Alg. 5.4.1): Jᵀ P = Q R,
-    so J = P Rᵀ Qᵀ and J x = b reads Rᵀ (Qᵀ x) = Pᵀ b. With r the numerical rank (|R_kk| > RANK_TOL |R_00|),
-    y₁ = R₁₁⁻ᵀ (Pᵀ b)₁ by forward substitution and x = Q (y₁, 0), the solution of least norm of the r independent
-    rows (for a consistent system, of all of them). Unlike the normal equations J Jᵀ, it resolves singular values
-    down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
-    """
-    m = J.shape[0]
-    A = J.copy()                                     # row k of A = column k of Jᵀ (contiguous); R in the rows'
-    perm = np.arange(m)                              # tails, reflector vectors w below them (row k, from k)
-    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k, k+1:])
-    r, first = 0, 0.0
-    for k in range(m):
-        p, best = k, -1.0
-        for j in range(k, m):                        # the remaining column of Jᵀ of largest norm (from entry k)
-            acc = 0.0
-            for i in range(k, m):
-                acc += A[j, i] * A[j, i]
-            if acc > best:
-                p, best = j, acc
-        norm = math.sqrt(best)
-        if k == 0:
-            first = norm
-        if norm == 0.0 or norm <= RANK_TOL * first:
-            break
-        if p != k:
-            for i in range(m):
-                A[k, i], A[p, i] = A[p, i], A[k, i]
-            perm[k], perm[p] = perm[p], perm[k]
-        alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
-        A[k, k] -= alpha
-        ww = 0.0
-        for i in range(k, m):
-            ww += A[k, i] * A[k, i]
-        beta[k] = 2.0 / ww
-        for j in range(k + 1, m):
-            acc = 0.0
-            for i in range(k, m):
-                acc += A[k, i] * A[j, i]
-            acc *= beta[k]
-            for i in range(k, m):
-                A[j, i] -= acc * A[k, i]
-        w0[k], A[k, k] = A[k, k], alpha
-        r = k + 1
-    y = np.zeros(m)
-    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁, R_ki = A[i, k] (k ≤ i)
-        acc = b[perm[i]]
-        for k in range(i):
-            acc -= A[i, k] * y[k]
-        y[i] = acc / A[i, i]
-    for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
-        acc = w0[k] * y[k]
-        for i in range(k + 1, m):
-            acc += A[k, i] * y[i]
-        acc *= beta[k]
-        y[k] -= acc * w0[k]
-        for i in range(k + 1, m):
-            y[i] -= acc * A[k, i]
-    return y
-
