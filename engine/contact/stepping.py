@@ -161,6 +161,7 @@ class ContactStage:
             M_inv = np.linalg.inv(runs[m].model.body_inertia[0])
             self.body_inverse_factor[bodies.offset[m]] = np.linalg.cholesky(M_inv)
         self.sole_free = np.array([not mb.soles for mb in universe.multibodies], dtype=bool).reshape(-1)
+        self.factor = np.empty((0, 2), np.int64), np.empty((0, 2, 6))     # B of the rigid groups (``_delassus``)
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.member_start, self.members = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
@@ -289,8 +290,9 @@ class ContactStage:
         start, members = self.member_start[:ng], self.members[:self.member_start[ng]]
         rigid = np.logical_and.reduceat(self.rigid[members], start) if ng else start
         nrows = int(a["row_start"][ng])
-        a["B_col"], a["B_val"], a["B_width"] = np.empty((nrows, 2), np.int64), np.empty((nrows, 2, 6)), np.zeros(
-            ng, np.int64)
+        if len(self.factor[0]) < nrows:                  # room for B, kept from step to step
+            self.factor = np.empty((2 * nrows, 2), np.int64), np.empty((2 * nrows, 2, 6))
+        a["B_col"], a["B_val"], a["B_width"] = self.factor[0][:nrows], self.factor[1][:nrows], np.zeros(ng, np.int64)
         if self.method == "auto" and rigid.any():
             K.rigid_delassus(rigid, self.member_start, self.members, self.bodies.offset, a["contact_start"],
                              a["contacts"], a["side"], a["X"], a["contact_row"], a["row_start"], a["w_start"],
