@@ -25,7 +25,7 @@ from numba import njit
 from engine.contact._kernels import (_cholesky_solve, definite_cholesky, least_norm_rows, pivoted_cholesky,
                                     pseudo_inverse_apply)
 
-SLIP_CHECK = 1e-10          # ‖J x − b‖ ≤ this × ‖b‖, else the slip system is left to the dense path
+SLIP_CHECK = 1e-10          # ‖Jᵀ(J x − b)‖ ≤ this × ‖J‖ (‖J‖ ‖x‖ + ‖b‖), else the slip system goes to the dense path
 
 
 @njit(cache=True, nogil=True)
@@ -56,9 +56,9 @@ def factor_solve(B_col, B_val, width, rows, b):
 
 @njit(cache=True, nogil=True)
 def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_coef):
-    """x = J⁺ b for a consistent Newton system with slipping contacts, J = P + Q W_AA (m × m, ``_newton_kernels``)
-    and W = B Bᵀ of ``width`` = p columns; an empty array where this path does not apply (the caller then takes
-    the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the active rows of W; per position a of J:
+    """x = J⁺ b, the least-squares solution of least norm, for a Newton system with slipping contacts,
+    J = P + Q W_AA (m × m, ``_newton_kernels``) and W = B Bᵀ of ``width`` = p columns; an empty array where this
+    path does not apply (the caller then takes the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the active rows of W; per position a of J:
     ``row_rho[a]`` = ρ > 0 for a row Q_a = ρ e_a with P_a = 0 (stick, normal, bilateral rows: the set N), 0 for a
     tangential row of a slipping contact (the set S), whose Q_a = Σ_k q_coef[a, k] e_{q_pos[a, k]}; ``in_T[a]``:
     a row of a slipping contact (T, the columns where P is not zero).
@@ -66,11 +66,18 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
     The solution of least norm lies in range(Jᵀ) ⊆ span(e_T) ⊕ range(B_N̄), B_N̄ = B_A with the rows T zeroed
     (J = U Vᵀ with V = [E_T, B_A]). With C_N = B_N̄ᵀ B_N̄ = L_N L_Nᵀ, x = (x_T, B_N̄ L_N⁻ᵀ η) maps ζ = (x_T, η)
     isometrically onto that space, and J x = K ζ with K = [J E_T | Q B_A L_N] (P B_N̄ = 0, B_Aᵀ B_N̄ = C_N). The
-    rows N of K are D_N B_N [B_Tᵀ | L_N] (D_N = diag ρ); with (D_N B_N)ᵀ(D_N B_N) = L₁ L₁ᵀ they reduce, for a
-    consistent system, to L₁ᵀ [B_Tᵀ | L_N] ζ = L₁⁻¹ B_Nᵀ D_N b_N (p rows instead of |N|). ζ is then the
-    least-norm solution of p + |S| rows in 3s + p unknowns (s slipping contacts) by ``least_norm_rows``, and
-    x = J⁺ b. Applies when C_N and (D_N B_N)ᵀ(D_N B_N) are definite and the result solves J x = b to
-    SLIP_CHECK ‖b‖ (an inconsistent system is left to the dense path, which solves its independent rows)."""
+    rows N of K are D_N B_N [B_Tᵀ | L_N] (D_N = diag ρ) = Q₁ L₁ᵀ [B_Tᵀ | L_N] with (D_N B_N)ᵀ(D_N B_N) = L₁ L₁ᵀ,
+    so ‖K_N ζ − b_N‖² = ‖L₁ᵀ [B_Tᵀ | L_N] ζ − L₁⁻¹ B_Nᵀ D_N b_N‖² + a constant: the least-squares problem keeps
+    p of the |N| rows. ζ is the solution of least norm of those p + |S| rows in 3s + p unknowns (s slipping
+    contacts) by ``least_norm_rows``, which is their least-squares solution when they are independent, and
+    x = J⁺ b. Applies when C_N and (D_N B_N)ᵀ(D_N B_N) are definite and x meets the normal equations
+    Jᵀ(J x − b) = 0 to SLIP_CHECK.
+
+    For a consistent system x is the dense path's solution. For an inconsistent one (normal targets, e.g. the
+    proximity gaps of touching cubes, put the right side outside the range of J) it is the least-squares step of
+    Gauss–Newton on the active rows, where the dense QR solves a maximal set of independent rows exactly and
+    ignores the others: the Newton direction differs there (the line search and the stopping test are the same;
+    10 touching cubes: the same configurations after 300 steps, to 1e-17 m)."""
     m, K, w, p = rows.shape[0], B_col.shape[1], B_val.shape[2], width
     C_N, G_N, c_N = np.zeros((p, p)), np.zeros((p, p)), np.zeros(p)
     nT, nS = 0, 0
@@ -123,8 +130,9 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
                 if B_col[rows[a], s] >= 0:
                     for k in range(w):
                         x[a] += B_val[rows[a], s, k] * eta[w * B_col[rows[a], s] + k]
-    r = np.dot(J, x) - b
-    if not np.sqrt(np.dot(r, r)) <= SLIP_CHECK * np.sqrt(np.dot(b, b)):
+    g = np.dot(J.T, np.dot(J, x) - b)                     # normal equations: Jᵀ (J x − b) = 0
+    norm_J = np.sqrt(np.sum(J * J))
+    if not np.sqrt(np.dot(g, g)) <= SLIP_CHECK * norm_J * (norm_J * np.sqrt(np.dot(x, x)) + np.sqrt(np.dot(b, b))):
         return np.zeros(0)
     return x
 

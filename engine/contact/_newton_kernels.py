@@ -25,8 +25,9 @@ of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the
 active-set step of Gauss–Seidel does), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
 rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
 symmetric and ``_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to stick
-gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor,
-where the system is consistent (``_factor_kernels.factor_slip_solve``).
+gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor
+(``_factor_kernels.factor_slip_solve``: J⁺ b, the same solution where the system is consistent, its least-squares
+solution of least norm where it is not).
 
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
@@ -136,7 +137,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
     else:
         A = np.empty((m, m))
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
-        if 0 < width < m:                                # W_AA of rank ≤ width: in body space, if consistent
+        if 0 < width < m:                                # W_AA of rank ≤ width: J⁺ rhs in body space
             x = factor_slip_solve(A, rhs, B_col, B_val, width, rows[:m], *_slip_rows(block_start, block_kind,
                                   block_mu, block_rho, status, slip, m))
         else:

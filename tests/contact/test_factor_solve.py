@@ -176,9 +176,19 @@ def test_body_space_slip_solve_is_the_dense_least_norm_solve_of_a_consistent_sys
     np.testing.assert_allclose(x, oracle, rtol=0, atol=1e-9 * np.abs(oracle).max())
 
 
-def test_body_space_slip_solve_leaves_an_inconsistent_system_to_the_dense_path():
-    # the dense QR solves a maximal set of independent rows there, which the body-space rows do not reproduce
+def test_body_space_slip_solve_of_an_inconsistent_system_is_its_least_squares_solution_of_least_norm():
+    # where the dense QR solves a maximal set of independent rows, the body-space solve is J⁺ b (Gauss–Newton)
     J, factor, slip_rows = slip_system(5, (1, 5))
     b = RNG.standard_normal(len(J))
-    assert np.linalg.norm(J @ np.linalg.pinv(J) @ b - b) > 0.1 * np.linalg.norm(b)
+    oracle = np.linalg.lstsq(J, b, rcond=1e-12)[0]                    # least squares, least norm
+    assert np.linalg.norm(J @ oracle - b) > 0.1 * np.linalg.norm(b)
+    x = factor_slip_solve(J, b, *factor, np.arange(len(J)), *slip_rows)
+    np.testing.assert_allclose(x, oracle, rtol=0, atol=1e-9 * np.abs(oracle).max())
+
+
+def test_body_space_slip_solve_declines_when_a_body_has_only_slipping_contacts():
+    # body 0's four ground contacts and its contact with body 1 all slip: its columns of B_N̄ vanish, C_N is
+    # singular, and the dense path takes the system
+    J, factor, slip_rows = slip_system(5, (0, 1, 2, 3, 20))
+    b = J @ RNG.standard_normal(len(J))
     assert factor_slip_solve(J, b, *factor, np.arange(len(J)), *slip_rows).shape == (0,)
