@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import (_cholesky_solve, definite_cholesky, least_norm_rows, pivoted_cholesky,
-                                    pseudo_inverse_apply)
+from engine.contact._kernels import (RANK_TOL, _cholesky_solve, definite_cholesky, least_norm_rows,
+                                    pivoted_cholesky, pseudo_inverse_apply)
 
 SLIP_CHECK = 1e-10          # ‖Jᵀ(J x − b)‖ ≤ this × ‖J‖ (‖J‖ ‖x‖ + ‖b‖), else the slip system goes to the dense path
 
@@ -69,8 +69,8 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
     rows N of K are D_N B_N [B_Tᵀ | L_N] (D_N = diag ρ) = Q₁ L₁ᵀ [B_Tᵀ | L_N] with (D_N B_N)ᵀ(D_N B_N) = L₁ L₁ᵀ,
     so ‖K_N ζ − b_N‖² = ‖L₁ᵀ [B_Tᵀ | L_N] ζ − L₁⁻¹ B_Nᵀ D_N b_N‖² + a constant: the least-squares problem keeps
     p of the |N| rows. ζ is the solution of least norm of those p + |S| rows in 3s + p unknowns (s slipping
-    contacts) by ``least_norm_rows``, which is their least-squares solution when they are independent, and
-    x = J⁺ b. Applies when C_N and (D_N B_N)ᵀ(D_N B_N) are definite and x meets the normal equations
+    contacts; ``_least_norm_wide``, LAPACK's QR, or the pivoted ``least_norm_rows`` where they are dependent),
+    which is their least-squares solution when they are independent, and x = J⁺ b. Applies when C_N and (D_N B_N)ᵀ(D_N B_N) are definite and x meets the normal equations
     Jᵀ(J x − b) = 0 to SLIP_CHECK.
 
     For a consistent system x is the dense path's solution. For an inconsistent one (normal targets, e.g. the
@@ -120,7 +120,7 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
         Kr[i, nT:] = np.dot(qb, L_N)
         rhs[i] = b[a]
         i += 1
-    zeta = least_norm_rows(Kr, rhs)
+    zeta = _least_norm_wide(Kr, rhs)
     x, eta = np.zeros(m), _backward(L_N, zeta[nT:])       # x_N̄ = B_N̄ L_N⁻ᵀ η
     for c in range(nT):
         x[T[c]] = zeta[c]
@@ -130,11 +130,35 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
                 if B_col[rows[a], s] >= 0:
                     for k in range(w):
                         x[a] += B_val[rows[a], s, k] * eta[w * B_col[rows[a], s] + k]
-    g = np.dot(J.T, np.dot(J, x) - b)                     # normal equations: Jᵀ (J x − b) = 0
+    g = np.dot(np.dot(J, x) - b, J)                       # normal equations: Jᵀ (J x − b) = 0
     norm_J = np.sqrt(np.sum(J * J))
     if not np.sqrt(np.dot(g, g)) <= SLIP_CHECK * norm_J * (norm_J * np.sqrt(np.dot(x, x)) + np.sqrt(np.dot(b, b))):
         return np.zeros(0)
     return x
+
+
+@njit(cache=True, nogil=True)
+def _least_norm_wide(A, b):
+    """``least_norm_rows(A, b)`` by LAPACK where the rows of A (r, q), r ≤ q, are independent: Aᵀ = Q R
+    (Householder QR, blocked), ζ = Q R⁻ᵀ b, the solution of least norm (in range(Aᵀ)). Rows that are not
+    (a diagonal of R at most RANK_TOL of the largest) take the pivoted QR of ``least_norm_rows``."""
+    r = A.shape[0]
+    if r > A.shape[1]:
+        return least_norm_rows(A, b)
+    Q, R = np.linalg.qr(A.T.copy())
+    top = 0.0
+    for i in range(r):
+        top = max(top, abs(R[i, i]))
+    for i in range(r):
+        if not abs(R[i, i]) > RANK_TOL * top:
+            return least_norm_rows(A, b)
+    y = np.empty(r)
+    for i in range(r):                                   # Rᵀ y = b
+        acc = b[i]
+        for k in range(i):
+            acc -= R[k, i] * y[k]
+        y[i] = acc / R[i, i]
+    return np.dot(y, Q.T)                                # Q y (Q.T contiguous: LAPACK returns Q by columns)
 
 
 @njit(cache=True, nogil=True, inline="always")

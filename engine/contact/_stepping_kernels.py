@@ -157,6 +157,16 @@ def contact_rows(point, normal, depth, pair, pair_object, object_multibody, obje
 
 
 @kernel
+def self_contacts(pair, pair_object, object_multibody):
+    """How many contacts join two objects of the same multibody (the static side has multibody −1)."""
+    count = 0
+    for i in range(pair.shape[0]):
+        m = object_multibody[pair_object[pair[i], 0]]
+        count += m >= 0 and m == object_multibody[pair_object[pair[i], 1]]
+    return count
+
+
+@kernel
 def warm_start(pair, point, prev_pair, prev_point, prev_force, radius, f0):
     """f0[i] = the last force of the previous contact of the same pair nearest to point[i] within ``radius``
     (0 if none); previous contacts come sorted by pair, as the detection returns them."""

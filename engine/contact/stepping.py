@@ -77,9 +77,8 @@ class ContactCounts:
         self.steps += 1
         self.unconverged_steps += any(not s[3] for s in stats)
         self.contacts += len(contacts)
-        if len(contacts):
-            a, b = contacts.multibody_a, contacts.multibody_b
-            self.self_contacts += int(np.count_nonzero((a == b) & (a >= 0)))
+        t = contacts.tables
+        self.self_contacts += K.self_contacts(contacts.pair, t.pair_object, t.object_multibody)
         self.max_contacts = max(self.max_contacts, len(contacts))
 
     def summary(self) -> str:
