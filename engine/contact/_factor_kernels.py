@@ -58,8 +58,8 @@ def factor_solve(B_col, B_val, width, rows, b):
 def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_coef):
     """x = J⁺ b, the least-squares solution of least norm, for a Newton system with slipping contacts,
     J = P + Q W_AA (m × m, ``_newton_kernels``) and W = B Bᵀ of ``width`` = p columns; an empty array where this
-    path does not apply (the caller then takes the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the active rows of W; per position a of J:
-    ``row_rho[a]`` = ρ > 0 for a row Q_a = ρ e_a with P_a = 0 (stick, normal, bilateral rows: the set N), 0 for a
+    path does not apply (the caller then takes the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the
+    active rows of W; per position a of J: ``row_rho[a]`` = ρ > 0 for a row Q_a = ρ e_a with P_a = 0 (stick, normal, bilateral rows: the set N), 0 for a
     tangential row of a slipping contact (the set S), whose Q_a = Σ_k q_coef[a, k] e_{q_pos[a, k]}; ``in_T[a]``:
     a row of a slipping contact (T, the columns where P is not zero).
 
@@ -70,8 +70,8 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
     so ‖K_N ζ − b_N‖² = ‖L₁ᵀ [B_Tᵀ | L_N] ζ − L₁⁻¹ B_Nᵀ D_N b_N‖² + a constant: the least-squares problem keeps
     p of the |N| rows. ζ is the solution of least norm of those p + |S| rows in 3s + p unknowns (s slipping
     contacts; ``_least_norm_wide``, LAPACK's QR, or the pivoted ``least_norm_rows`` where they are dependent),
-    which is their least-squares solution when they are independent, and x = J⁺ b. Applies when C_N and (D_N B_N)ᵀ(D_N B_N) are definite and x meets the normal equations
-    Jᵀ(J x − b) = 0 to SLIP_CHECK.
+    which is their least-squares solution when they are independent, and x = J⁺ b. Applies when C_N and
+    (D_N B_N)ᵀ(D_N B_N) are definite and x meets the normal equations Jᵀ(J x − b) = 0 to SLIP_CHECK.
 
     For a consistent system x is the dense path's solution. For an inconsistent one (normal targets, e.g. the
     proximity gaps of touching cubes, put the right side outside the range of J) it is the least-squares step of

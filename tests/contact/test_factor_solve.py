@@ -1,8 +1,10 @@
 """The Newton step's linear solve in body space (``_factor_kernels.factor_solve``): W_AA⁺ b through a factor
 W = B Bᵀ equals the dense least-norm solve (``_kernels.least_norm_solve``) and numpy's pseudo-inverse, on the
 recorded hard problems (B from numpy's eigendecomposition of W) and on a random pile of rigid bodies whose C is
-singular; with slipping contacts, the body-space solve of a consistent system equals the dense QR; the Newton solver gives the same forces and residuals with or without the factor, and the contact
-stage's factor of a group of touching cubes is that of its W."""
+singular; with slipping contacts, the body-space solve is J⁺ b: the dense QR's solution of a consistent system,
+the least-squares one of an inconsistent system; the Newton solver gives the same forces and residuals with or
+without the factor on the recorded problems, and the contact stage's factor of a group of touching cubes is that
+of its W and moves the cubes alike."""
 from pathlib import Path
 
 import numpy as np
