@@ -60,8 +60,9 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
     J = P + Q W_AA (m × m, ``_newton_kernels``) and W = B Bᵀ of ``width`` = p columns; an empty array where this
     path does not apply (the caller then takes the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the
     active rows of W; per position a of J: ``row_rho[a]`` = ρ > 0 for a row Q_a = ρ e_a with P_a = 0 (stick,
-    normal, bilateral rows: the set N), 0 for a tangential row of a slipping contact (the set S), whose Q_a = Σ_k q_coef[a, k] e_{q_pos[a, k]}; ``in_T[a]``:
-    a row of a slipping contact (T, the columns where P is not zero).
+    normal, bilateral rows: the set N), 0 for a tangential row of a slipping contact (the set S), whose
+    Q_a = Σ_k q_coef[a, k] e_{q_pos[a, k]}; ``in_T[a]``: a row of a slipping contact (T, the columns where P is
+    not zero).
 
     The solution of least norm lies in range(Jᵀ) ⊆ span(e_T) ⊕ range(B_N̄), B_N̄ = B_A with the rows T zeroed
     (J = U Vᵀ with V = [E_T, B_A]). With C_N = B_N̄ᵀ B_N̄ = L_N L_Nᵀ, x = (x_T, B_N̄ L_N⁻ᵀ η) maps ζ = (x_T, η)
