@@ -17,7 +17,9 @@
     engines; per-step medians, our per-stage breakdown (``sim.timer``) and the feet drift of each engine.
     MuJoCo 4 (bench/peers.py: the same URDF through its URDF compiler, the same torques) runs beside them.
 (c) k = 1 … 30 cubes resting on the ground: k separate collision groups (cost linear in k) against the same k
-    cubes side by side, touching, in one group.  Per-step medians.
+    cubes side by side, touching, in one group, whose Newton steps solve in body space (W = B Bᵀ, 6k columns;
+    ``_factor_kernels``) beside the same run with the linear solves on W (dense).  Blocks of steps interleaved,
+    per-step medians, steps left unconverged.
 (d) Talos dropped from the half-sitting pose with no controller: it falls (t < 1 s) and lies on the floor
     (1 s ≤ t < 2 s), ours (nonsmooth-newton, and the thesis's gauss-seidel-newton) beside MuJoCo and pybullet
     (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; per-step medians
@@ -305,32 +307,55 @@ def cubes(tmp, k, spacing):
     return Simulation(load_universe(path))
 
 
+def dense_solves(sim):
+    """``sim`` with the Newton steps' linear solves on W itself: the body-space factor of free rigid bodies
+    (``_factor_kernels``) dropped after each Delassus stage — the reference (before) of part (c)."""
+    stage = sim.contact_stage
+    delassus = stage._delassus
+
+    def without_factor(a, W, ng, dt):
+        methods = delassus(a, W, ng, dt)
+        a["B_width"][:] = 0
+        return methods
+
+    stage._delassus = without_factor
+    return sim
+
+
 def part_c(rounds):
-    """Median µs per step of k cubes on the ground, apart (k groups) and side by side touching (one group)."""
-    print(f"\n(c) k cubes (0.1 m, 1 kg) resting on the ground, 1 ms steps, {rounds} × {BLOCK} steps each; load "
-          f"average {os.getloadavg()[0]:.1f} (timings under load)")
+    """Median µs per step of k cubes on the ground, apart (k groups) and side by side touching (one group), the
+    touching ones with the linear solves in body space (ours) and on W (dense), interleaved in blocks."""
+    print(f"\n(c) k cubes (0.1 m, 1 kg) resting on the ground, 1 ms steps, {rounds} × {BLOCK} steps each, "
+          f"interleaved; load average {os.getloadavg()[0]:.1f} (timings under load)")
     print(f"  {'k':>3s} | {'apart: groups':>13s} {'contacts':>8s} {'µs/step':>8s} {'µs/cube':>8s} | "
-          f"{'touching: groups':>16s} {'contacts':>8s} {'µs/step':>8s} | {'touching/apart':>14s}")
+          f"{'touching: groups':>16s} {'contacts':>8s} {'µs/step':>8s} {'dense µs':>9s} {'dense/ours':>10s} "
+          f"{'unconverged':>11s} | {'touching/apart':>14s}")
     ks, apart = (1, 2, 5, 10, 20, 30), []
     with tempfile.TemporaryDirectory() as tmp:
         for k in ks:
-            row = []
-            for spacing in (0.3, 0.1):
-                sim = cubes(tmp, k, spacing)
+            sims = [cubes(tmp, k, 0.3), cubes(tmp, k, 0.1), dense_solves(cubes(tmp, k, 0.1))]
+            times = [[] for _ in sims]
+            for sim in sims:
                 sim.step(BLOCK)
-                times = []
-                for _ in range(rounds * BLOCK):
-                    t0 = perf_counter()
-                    sim.step()
-                    times.append(perf_counter() - t0)
-                row.append((len(sim.solver_stats["groups"]), len(sim.contacts), 1e6 * float(np.median(times))))
-            (ga, ca, ta), (gt, ct, tt) = row
+            start = [sim.contact_report().unconverged_steps for sim in sims]
+            for _ in range(rounds):
+                for sim, t in zip(sims, times):
+                    for _ in range(BLOCK):
+                        t0 = perf_counter()
+                        sim.step()
+                        t.append(perf_counter() - t0)
+            ta, tt, td = (1e6 * float(np.median(t)) for t in times)
+            (ga, gt, _), (ca, ct, _) = ([len(sim.solver_stats["groups"]) for sim in sims],
+                                        [len(sim.contacts) for sim in sims])
+            unconverged = [sim.contact_report().unconverged_steps - s for sim, s in zip(sims, start)]
             apart.append(ta)
-            print(f"  {k:3d} | {ga:13d} {ca:8d} {ta:8.1f} {ta / k:8.1f} | {gt:16d} {ct:8d} {tt:8.1f} | {tt / ta:14.2f}")
+            print(f"  {k:3d} | {ga:13d} {ca:8d} {ta:8.1f} {ta / k:8.1f} | {gt:16d} {ct:8d} {tt:8.1f} {td:9.1f} "
+                  f"{td / tt:10.2f} {unconverged[1]:5d} {unconverged[2]:5d} | {tt / ta:14.2f}")
     slope, intercept = np.polyfit(ks, apart, 1)
     fit = np.polyval((slope, intercept), ks)
     r2 = 1 - np.sum((np.array(apart) - fit) ** 2) / np.sum((np.array(apart) - np.mean(apart)) ** 2)
-    print(f"  apart: {intercept:.0f} µs + {slope:.1f} µs per cube (linear fit, R² = {r2:.4f})")
+    print(f"  apart: {intercept:.0f} µs + {slope:.1f} µs per cube (linear fit, R² = {r2:.4f}); unconverged: "
+          f"touching steps left above tolerance, ours and dense")
 
 
 # ---- (d) Talos falling, then lying on the floor ---------------------------------------------------------------------

@@ -30,6 +30,7 @@ POLISH_RCOND = 1e-10        # pivots of W_SS below this times its largest diagon
 REUSE_ROWS = 48             # an active set of this many rows keeps its Cholesky factor for the next solve …
 REUSE_ITERATIONS = 4        # … which preconditions conjugate gradients, at most this many, on the same rows …
 REUSE_TOL = 1e-12           # … until ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ (else W_SS is factored again)
+RANK_TOL = 1e-12            # |R_kk| below this times |R_00| ends the rank (``least_norm_rows``: QR, column pivoting)
 
 
 @njit(cache=True, nogil=True)
@@ -577,6 +578,14 @@ def least_norm_solve(A, b):
     L = definite_cholesky(A)
     if L.shape[0]:
         return _cholesky_solve(L, b)
+    Bt, perm, G = pivoted_cholesky(A)
+    return pseudo_inverse_apply(Bt, perm, G, b)
+
+
+@njit(cache=True, nogil=True)
+def pivoted_cholesky(A):
+    """(Bt, perm, L_G) of ``least_norm_solve``'s factorisation P A Pᵀ = B Bᵀ (overwrites A): Bt (r, m) the
+    columns of B, perm the pivot order, L_G the Cholesky factor of G = BᵀB (r × r)."""
     m = A.shape[0]
     perm = np.arange(m)
     Bt = np.zeros((m, m))                            # Bt[k] = column k of B (contiguous)
@@ -605,10 +614,6 @@ def least_norm_solve(A, b):
             for k in range(r + 1, i):
                 A[k, i] = A[i, k]
         r += 1
-    Bb = np.zeros(r)                                 # c = Bᵀ P b
-    for k in range(r):
-        for i in range(k, m):
-            Bb[k] += Bt[k, i] * b[perm[i]]
     G = np.zeros((r, r))
     for k in range(r):
         for l in range(k + 1):
@@ -616,12 +621,86 @@ def least_norm_solve(A, b):
             for i in range(k, m):
                 acc += Bt[k, i] * Bt[l, i]
             G[k, l] = G[l, k] = acc
-    L = np.linalg.cholesky(G)
+    return Bt[:r], perm, np.linalg.cholesky(G)
+
+
+@njit(cache=True, nogil=True)
+def pseudo_inverse_apply(Bt, perm, L, b):
+    """A⁺ b = Pᵀ B G⁻¹ G⁻¹ Bᵀ P b from ``pivoted_cholesky``'s (Bt, perm, L = chol(G))."""
+    r, m = Bt.shape[0], perm.shape[0]
+    Bb = np.zeros(r)                                 # c = Bᵀ P b
+    for k in range(r):
+        for i in range(k, m):
+            Bb[k] += Bt[k, i] * b[perm[i]]
     w = _cholesky_solve(L, _cholesky_solve(L, Bb))
     y = np.zeros(m)
     for k in range(r):
         for i in range(k, m):
             y[perm[i]] += Bt[k, i] * w[k]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def least_norm_rows(J, b):
+    """x (q,) of least norm with J x = b on a maximal independent set of the rows of J (m, q), any J.
+
+    Householder QR with column pivoting of Jᵀ (Golub & Van Loan, Matrix Computations, Alg. 5.4.1): Jᵀ P = Q R,
+    so J = P Rᵀ Qᵀ and J x = b reads Rᵀ (Qᵀ x) = Pᵀ b. With r the numerical rank (|R_kk| > RANK_TOL |R_00|),
+    y₁ = R₁₁⁻ᵀ (Pᵀ b)₁ by forward substitution and x = Q (y₁, 0), the solution of least norm of the r independent
+    rows (for a consistent system, of all of them). Unlike the normal equations J Jᵀ, it resolves singular values
+    down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
+    """
+    m, q = J.shape
+    A = J.copy()                                     # row k of A = column k of Jᵀ (contiguous); R in the rows'
+    perm = np.arange(m)                              # tails, reflector vectors w below them (row k, from k)
+    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k, k+1:])
+    r, first = 0, 0.0
+    for k in range(min(m, q)):
+        p, best = k, -1.0
+        for j in range(k, m):                        # the remaining column of Jᵀ of largest norm (from entry k)
+            acc = 0.0
+            for i in range(k, q):
+                acc += A[j, i] * A[j, i]
+            if acc > best:
+                p, best = j, acc
+        norm = math.sqrt(best)
+        if k == 0:
+            first = norm
+        if norm == 0.0 or norm <= RANK_TOL * first:
+            break
+        if p != k:
+            for i in range(q):
+                A[k, i], A[p, i] = A[p, i], A[k, i]
+            perm[k], perm[p] = perm[p], perm[k]
+        alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
+        A[k, k] -= alpha
+        ww = 0.0
+        for i in range(k, q):
+            ww += A[k, i] * A[k, i]
+        beta[k] = 2.0 / ww
+        for j in range(k + 1, m):
+            acc = 0.0
+            for i in range(k, q):
+                acc += A[k, i] * A[j, i]
+            acc *= beta[k]
+            for i in range(k, q):
+                A[j, i] -= acc * A[k, i]
+        w0[k], A[k, k] = A[k, k], alpha
+        r = k + 1
+    y = np.zeros(q)
+    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁, R_ki = A[i, k] (k ≤ i)
+        acc = b[perm[i]]
+        for k in range(i):
+            acc -= A[i, k] * y[k]
+        y[i] = acc / A[i, i]
+    for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
+        acc = w0[k] * y[k]
+        for i in range(k + 1, q):
+            acc += A[k, i] * y[i]
+        acc *= beta[k]
+        y[k] -= acc * w0[k]
+        for i in range(k + 1, q):
+            y[i] -= acc * A[k, i]
     return y
 
 

@@ -25,9 +25,12 @@ The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
 contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
 of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
-active-set step of Gauss–Seidel does); otherwise J_AA is not symmetric and ``least_norm_rows`` solves it by QR
-with column pivoting (a slipping contact about to stick gives J singular values of 1e-8 that the normal
-equations J Jᵀ would lose).
+active-set step of Gauss–Seidel does), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
+rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
+symmetric and ``_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to stick
+gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor
+(``_factor_kernels.factor_slip_solve``: J⁺ b, the same solution where the system is consistent, its least-squares
+solution of least norm where it is not).
 
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
@@ -41,15 +44,15 @@ import math
 import numpy as np
 from numba import njit
 
+from engine.contact._factor_kernels import factor_slip_solve, factor_solve
 from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, definite_cholesky,
-                                    kept_solve, natural_residual, project_cone, project_row)
+                                    kept_solve, least_norm_rows, natural_residual, project_cone, project_row)
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
-RANK_TOL = 1e-12                # |R_kk| below this times |R_00| ends the rank (QR with column pivoting)
 
 
 @njit(cache=True, nogil=True)
@@ -109,10 +112,11 @@ def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, s
 
 @njit(cache=True, nogil=True)
 def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
-               keep):
+               keep, B_col, B_val, width):
     """The Newton direction Δf (into ``df``): −f on the rows that leave the system, the least-norm solution of
-    the active rows otherwise (``_kernels.kept_solve`` when none slips). ``rows`` receives the active rows,
-    ``wd`` is scratch (W Δf_D)."""
+    the active rows otherwise (when none slips: ``_factor_kernels.factor_solve`` on the factor W = B Bᵀ of
+    ``width`` columns if the m active rows outnumber them, else ``_kernels.kept_solve``). ``rows`` receives the
+    active rows, ``wd`` is scratch (W Δf_D)."""
     n = f.shape[0]
     k = 0
     for b in range(block_kind.shape[0]):
@@ -132,17 +136,26 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
                 wd[i] += W[j, i] * df[j]
     if m == 0:
         return
-    A = np.empty((m, m))
     rhs = np.empty(m)
-    if not slipping:                                     # W_AA Δf_A = −v_A − W_AD Δf_D (symmetric PSD)
+    if not slipping and 0 < width < m:                   # W_AA = B_A B_Aᵀ of rank ≤ width: in body space
+        for a in range(m):
+            rhs[a] = -v[rows[a]] - wd[rows[a]]
+        x = factor_solve(B_col, B_val, width, rows[:m], rhs)
+    elif not slipping:                                   # W_AA Δf_A = −v_A − W_AD Δf_D (symmetric PSD)
+        A = np.empty((m, m))
         for a in range(m):
             for c in range(m):
                 A[a, c] = W[rows[a], rows[c]]
             rhs[a] = -v[rows[a]] - wd[rows[a]]
         x = kept_solve(A, rhs, rows[:m], keep)
     else:
+        A = np.empty((m, m))
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
-        x = _regular_solve(W, rows, A, rhs)
+        if 0 < width < m:                                # W_AA of rank ≤ width: J⁺ rhs in body space
+            x = factor_slip_solve(A, rhs, B_col, B_val, width, rows[:m], *_slip_rows(block_start, block_kind,
+                                  block_mu, block_rho, status, slip, m))
+        else:
+            x = _regular_solve(W, rows, A, rhs)
         if not x.shape[0]:
             x = least_norm_rows(A, rhs)
     for a in range(m):
@@ -221,6 +234,38 @@ def _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, 
 
 
 @njit(cache=True, nogil=True)
+def _slip_rows(block_start, block_kind, block_mu, block_rho, status, slip, m):
+    """The rows of ``_slip_system`` as ``_factor_kernels.factor_slip_solve`` takes them: per position, ρ of a row
+    ρ W_a· (0 for the tangential rows of a slipping contact), whether it belongs to a slipping contact, and for a
+    tangential row of one, the W part of its row as Σ_k q_coef[k] W_{q_pos[k]}·."""
+    row_rho, in_T = np.zeros(m), np.zeros(m, np.bool_)
+    q_pos, q_coef = np.zeros((m, 3), np.int64), np.zeros((m, 3))
+    k = 0
+    for blk in range(block_kind.shape[0]):
+        s, e, st = block_start[blk], block_start[blk + 1], status[blk]
+        if st == SEPARATED or st == CLAMPED:
+            continue
+        rn, rt = block_rho[blk, 0], block_rho[blk, 2]
+        if st == BOUND or st == STICK:
+            for r in range(s, e):
+                row_rho[k] = rn if st == BOUND or r == s else rt
+                k += 1
+            continue
+        row_rho[k] = rn                                  # normal row (FRICTIONLESS or SLIP)
+        k += 1
+        if st == FRICTIONLESS:
+            continue
+        in_T[k - 1] = in_T[k] = in_T[k + 1] = True
+        for a in range(2):                               # dφ_t's W part: μ u_a ρ_n W_n· + ρ_t (M_a1 W_t1· + M_a2 W_t2·)
+            q_pos[k, 0], q_pos[k, 1], q_pos[k, 2] = k - 1 - a, k - a, k + 1 - a
+            q_coef[k, 0] = block_mu[blk] * slip[blk, a] * rn
+            q_coef[k, 1] = rt * (slip[blk, 2] if a == 0 else slip[blk, 3])
+            q_coef[k, 2] = rt * (slip[blk, 3] if a == 0 else slip[blk, 4])
+            k += 1
+    return row_rho, in_T, q_pos, q_coef
+
+
+@njit(cache=True, nogil=True)
 def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
     """½‖φ(f)‖² of the Alart–Curnier function (module docstring) at (f, v = W f + v_free)."""
     acc = 0.0
@@ -245,13 +290,15 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
 
 @njit(cache=True, nogil=True)
 def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd,
-                f_trial, v_trial, keep):
+                f_trial, v_trial, keep, B_col, B_val, width):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
-    ½‖φ‖² where φ is differentiable). Returns whether a step was taken (f, v updated)."""
+    ½‖φ‖² where φ is differentiable); (B_col, B_val, width): a factor of W or width 0 (``_direction``). Returns
+    whether a step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
-    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep)
+    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
+               B_col, B_val, width)
     for i in range(n):
         if not math.isfinite(df[i]):
             return False
@@ -295,7 +342,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                       max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, out, keep):
+                      dnorm, fnorm, out, keep, B_col, B_val, width):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
@@ -306,7 +353,8 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
-    (``_kernels.kept_solve``). Returns (iterations done, converged); the
+    (``_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
+    (``_factor_kernels``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):
         if out[4] > 0:
@@ -317,7 +365,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
             stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
-                                  rows, df, wd, f_trial, v_trial, keep)
+                                  rows, df, wd, f_trial, v_trial, keep, B_col, B_val, width)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0
@@ -351,68 +399,3 @@ def _restore(W, best_f, f, v):
             for i in range(n):
                 v[i] += W[j, i] * d
             f[j] = best_f[j]
-
-
-@njit(cache=True, nogil=True)
-def least_norm_rows(J, b):
-    """x of least norm with J x = b on a maximal independent set of the rows of J (m, m), any J.
-
-    Householder QR with column pivoting of Jᵀ (Golub & Van Loan, Matrix Computations, Alg. 5.4.1): Jᵀ P = Q R,
-    so J = P Rᵀ Qᵀ and J x = b reads Rᵀ (Qᵀ x) = Pᵀ b. With r the numerical rank (|R_kk| > RANK_TOL |R_00|),
-    y₁ = R₁₁⁻ᵀ (Pᵀ b)₁ by forward substitution and x = Q (y₁, 0), the solution of least norm of the r independent
-    rows (for a consistent system, of all of them). Unlike the normal equations J Jᵀ, it resolves singular values
-    down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
-    """
-    m = J.shape[0]
-    A = J.copy()                                     # row k of A = column k of Jᵀ (contiguous); R in the rows'
-    perm = np.arange(m)                              # tails, reflector vectors w below them (row k, from k)
-    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k, k+1:])
-    r, first = 0, 0.0
-    for k in range(m):
-        p, best = k, -1.0
-        for j in range(k, m):                        # the remaining column of Jᵀ of largest norm (from entry k)
-            acc = 0.0
-            for i in range(k, m):
-                acc += A[j, i] * A[j, i]
-            if acc > best:
-                p, best = j, acc
-        norm = math.sqrt(best)
-        if k == 0:
-            first = norm
-        if norm == 0.0 or norm <= RANK_TOL * first:
-            break
-        if p != k:
-            for i in range(m):
-                A[k, i], A[p, i] = A[p, i], A[k, i]
-            perm[k], perm[p] = perm[p], perm[k]
-        alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
-        A[k, k] -= alpha
-        ww = 0.0
-        for i in range(k, m):
-            ww += A[k, i] * A[k, i]
-        beta[k] = 2.0 / ww
-        for j in range(k + 1, m):
-            acc = 0.0
-            for i in range(k, m):
-                acc += A[k, i] * A[j, i]
-            acc *= beta[k]
-            for i in range(k, m):
-                A[j, i] -= acc * A[k, i]
-        w0[k], A[k, k] = A[k, k], alpha
-        r = k + 1
-    y = np.zeros(m)
-    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁, R_ki = A[i, k] (k ≤ i)
-        acc = b[perm[i]]
-        for k in range(i):
-            acc -= A[i, k] * y[k]
-        y[i] = acc / A[i, i]
-    for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
-        acc = w0[k] * y[k]
-        for i in range(k + 1, m):
-            acc += A[k, i] * y[i]
-        acc *= beta[k]
-        y[k] -= acc * w0[k]
-        for i in range(k + 1, m):
-            y[i] -= acc * A[k, i]
-    return y
-

@@ -157,6 +157,16 @@ def contact_rows(point, normal, depth, pair, pair_object, object_multibody, obje
 
 
 @kernel
+def self_contacts(pair, pair_object, object_multibody):
+    """How many contacts join two objects of the same multibody (the static side has multibody −1)."""
+    count = 0
+    for i in range(pair.shape[0]):
+        m = object_multibody[pair_object[pair[i], 0]]
+        count += m >= 0 and m == object_multibody[pair_object[pair[i], 1]]
+    return count
+
+
+@kernel
 def warm_start(pair, point, prev_pair, prev_point, prev_force, radius, f0):
     """f0[i] = the last force of the previous contact of the same pair nearest to point[i] within ``radius``
     (0 if none); previous contacts come sorted by pair, as the detection returns them."""
@@ -228,56 +238,70 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
 
 
 @kernel
-def rigid_delassus(group_rigid, contact_start, contacts, side, X, contact_row, row_start, w_start, body_R,
-                   body_inverse_inertia, W, dt, Om):
-    """W_k += δt Λ for each group k of free rigid bodies (``group_rigid[k]``): a rigid body g moves as
-    V_g = Ω_g w_g under the wrench w_g at its origin (world axes), Ω_g = R6 M⁻¹ R6ᵀ with M its spatial inertia
-    about the origin in its frame (``body_inverse_inertia[g]`` = M⁻¹, R6 = diag(R_g, R_g)), so two contacts i, j
-    sharing the side g couple through δt X_is Ω_g X_jtᵀ (seed 000 eq. 3.45 with one body per multibody).
-    ``Om`` (6, 6) is scratch."""
+def rigid_delassus(group_rigid, member_start, members, offset, contact_start, contacts, side, X, contact_row,
+                   row_start, w_start, body_R, body_inverse_factor, W, dt, B_col, B_val, B_width):
+    """W_k = B Bᵀ for each group k of free rigid bodies (``group_rigid[k]``), and its factor B (the layout of
+    ``_factor_kernels``; ``B_width[k]`` = 6 × its bodies, 0 for the other groups).
+
+    A rigid body g moves as V_g = Ω_g w_g under the wrench w_g at its origin (world axes), Ω_g = R6 M⁻¹ R6ᵀ with
+    M its spatial inertia about the origin in its frame and R6 = diag(R_g, R_g). With L_g L_gᵀ = M⁻¹
+    (``body_inverse_factor[g]``), row r of contact i on its side s is B_isr = √δt X[i, s, r] R6 L_g, in the column
+    block of g (its multibody's place among the group's members), and two contacts sharing the side g couple
+    through δt X_is Ω_g X_jtᵀ = B_is B_jtᵀ (seed 000 eq. 3.45 with one body per multibody)."""
+    static = body_R.shape[0] - 1
     for k in range(group_rigid.shape[0]):
+        B_width[k] = 6 * (member_start[k + 1] - member_start[k]) if group_rigid[k] else 0
         if not group_rigid[k]:
             continue
+        for a in range(contact_start[k], contact_start[k + 1]):
+            i = contacts[a]
+            for s in range(2):
+                block = -1
+                for j in range(member_start[k], member_start[k + 1]):
+                    if side[i, s] == offset[members[j]]:
+                        block = j - member_start[k]
+                for r in range(3):
+                    B_col[contact_row[i] + r, s] = block
+                    if block >= 0:
+                        _factor_row(X[i, s, r], body_R[side[i, s]], body_inverse_factor[side[i, s]], math.sqrt(dt),
+                                    B_val[contact_row[i] + r, s])
         n, r0, w0 = row_start[k + 1] - row_start[k], row_start[k], w_start[k]
         for a in range(contact_start[k], contact_start[k + 1]):
             i = contacts[a]
             for s in range(2):
-                g = side[i, s]
-                if g == body_R.shape[0] - 1:             # the static side
+                if side[i, s] == static:
                     continue
-                _world_inverse_inertia(body_R[g], body_inverse_inertia[g], Om)
                 for b in range(contact_start[k], contact_start[k + 1]):
                     j = contacts[b]
                     for t in range(2):
-                        if side[j, t] == g:
-                            _add_coupling(X[i, s], Om, X[j, t], W, w0 + (contact_row[i] - r0) * n,
-                                          contact_row[j] - r0, n, dt)
+                        if side[j, t] == side[i, s]:
+                            _add_coupling(B_val, contact_row[i], s, contact_row[j], t, W,
+                                          w0 + (contact_row[i] - r0) * n + contact_row[j] - r0, n)
 
 
 @inline
-def _world_inverse_inertia(R, Minv, Om):
-    """Om = diag(R, R) M⁻¹ diag(R, R)ᵀ."""
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for p in range(3):
-                for q in range(3):
-                    acc += R[r % 3, p] * Minv[3 * (r // 3) + p, 3 * (c // 3) + q] * R[c % 3, q]
-            Om[r, c] = acc
+def _factor_row(x, R, L, scale, out):
+    """out = scale · x diag(R, R) L for a row x (6,) and L lower triangular."""
+    for c in range(6):
+        out[c] = 0.0
+    for h in range(2):
+        for j in range(3):
+            y = 0.0
+            for q in range(3):
+                y += x[3 * h + q] * R[q, j]
+            for c in range(3 * h + j + 1):
+                out[c] += scale * y * L[3 * h + j, c]
 
 
 @inline
-def _add_coupling(Xi, Om, Xj, W, row0, col0, n, dt):
-    """W[rows of i, rows of j] += δt Xi Om Xjᵀ (3 × 3), W flat with row stride n."""
+def _add_coupling(B_val, row_i, s, row_j, t, W, at, n):
+    """W[rows of i, rows of j] += B_is B_jtᵀ (3 × 3), W flat with row stride n, block (0, 0) at ``at``."""
     for r in range(3):
         for c in range(3):
             acc = 0.0
             for p in range(6):
-                x = 0.0
-                for q in range(6):
-                    x += Om[p, q] * Xj[c, q]
-                acc += Xi[r, p] * x
-            W[row0 + r * n + col0 + c] += dt * acc
+                acc += B_val[row_i + r, s, p] * B_val[row_j + c, t, p]
+            W[at + r * n + c] += acc
 
 
 @kernel
@@ -359,14 +383,15 @@ GAUSS_SEIDEL, GAUSS_SEIDEL_NEWTON, NONSMOOTH_NEWTON = 0, 1, 2   # solver codes o
 
 @njit(cache=True, nogil=True)
 def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
-                 max_iter, stats, keep):
+                 max_iter, stats, keep, B_col, B_val, B_width):
     """Every group's problem without a time budget, from the warm start f (in K): ``gauss_seidel`` (seed 000
     Alg. 1; ``solver`` GAUSS_SEIDEL or GAUSS_SEIDEL_NEWTON, sweeps until eq. 3.34 < tol) or ``nonsmooth_newton``
     (NONSMOOTH_NEWTON, until the relative natural residual ≤ tol), at most ``max_iter`` iterations; unless
     converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
     converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
     zero force). ``keep``: the factor kept from solve to solve (``_kernels.kept_solve``; with several large groups,
-    the last one's)."""
+    the last one's); (B_col, B_val, B_width): the factors W_k = B Bᵀ of ``rigid_delassus`` (rows as f's; width 0:
+    none), for Newton's linear solves (``_factor_kernels``)."""
     ng = row_start.shape[0] - 1
     n_max, nb_max, inv_max = 1, 1, 1                  # work arrays for the largest group, sliced per group
     for k in range(ng):
@@ -408,7 +433,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                 sweeps, converged = newton_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
                     best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n], v_trial[:n],
-                    dnorm[:nb], fnorm[:nb], out, keep)
+                    dnorm[:nb], fnorm[:nb], out, keep, B_col[s:e], B_val[s:e], B_width[k])
             change, failures = math.nan, out[2]
         else:
             out = np.array([residual, np.inf, 0.0, 0.0])

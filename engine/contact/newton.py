@@ -9,7 +9,7 @@ the "NSN-AC" solver of Siconos, compared by Acary, Brémond & Huber 2018) conver
 which contacts separate, stick and slip, and the step's linear system only has the rows of the contacts that
 carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
 
-    f, stats = nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None)
+    f, stats = nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None, factor=None)
 
 Each iteration is a damped Newton step, or, where the step fails or stalls, a Gauss–Seidel–Newton sweep (seed
 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
@@ -20,7 +20,9 @@ lowest residual is returned, with ``converged = False``. At least one iteration 
 zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
 Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
-finite input (a non-finite step is rejected).
+finite input (a non-finite step is rejected). ``factor`` = (B_col, B_val, width), a factor W = B Bᵀ in the layout of
+``_factor_kernels`` (the contact stage passes the body-space factor of free rigid bodies): the sticking steps with
+more active rows than ``width`` are then solved in its ``width`` columns, to the same least-norm solution.
 """
 from __future__ import annotations
 
@@ -36,23 +38,26 @@ from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
 NAME = "nonsmooth-newton"
 
 
-def nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None):
+def nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None, factor=None):
     """Solve the frictional contact problem (W, v_free, mu) by nonsmooth Newton.
 
     W (n, n) symmetric PSD, v_free (n,), mu a scalar, an (m,) array (n = 3m contacts) or ``ConstraintBlocks``;
-    f0 (n,) a warm start (projected on K). Returns (f (n,), ``SolverStats``).
+    f0 (n,) a warm start (projected on K); factor (B_col (n, K), B_val (n, K, w), width) with W = B Bᵀ, or None.
+    Returns (f (n,), ``SolverStats``).
     """
     t0 = perf_counter()
     W, v_free = check_problem(W, v_free)
     blocks = ConstraintBlocks.coerce(mu, len(v_free))
     _check_settings(tol, max_iter, time_budget)
     f = np.zeros(len(v_free)) if f0 is None else blocks.project(_check_vector("f0", f0, len(v_free)))
+    if factor is not None:
+        factor = _check_factor(factor, len(v_free))
     return nonsmooth_newton_blocks(W, v_free, blocks.block_start, blocks.block_kind, blocks.block_mu, f, tol,
-                                   max_iter, time_budget, blocks.inv_start, t0)
+                                   max_iter, time_budget, blocks.inv_start, t0, factor)
 
 
 def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, max_iter, time_budget=None,
-                            inv_start=None, t0=None):
+                            inv_start=None, t0=None, factor=None):
     """``nonsmooth_newton`` on a problem its caller has built and checked (as ``gauss_seidel_blocks``): ``f`` (n,)
     a warm start in K, overwritten by the returned force. Returns (f, ``SolverStats``)."""
     t0 = perf_counter() if t0 is None else t0
@@ -70,7 +75,8 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
     work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, GK.no_keep())
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, GK.no_keep(),
+            *(no_factor() if factor is None else factor))
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
     chunk = max_iter if time_budget is None else 1
     while not converged and iterations < max_iter:
@@ -92,3 +98,22 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     residual, violation = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
     return f, SolverStats(NAME, iterations, float(residual), float(max(violation, 0.0)), bool(converged), stopped_by,
                           perf_counter() - t0, float("nan"), int(out[2]))
+
+
+def no_factor():
+    """The ``factor`` argument of the kernels when W comes without one (width 0)."""
+    return np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0
+
+
+def _check_factor(factor, n):
+    """(B_col, B_val, width) as the kernels take them, or ValueError naming what is wrong."""
+    B_col, B_val, width = np.ascontiguousarray(factor[0], np.int64), np.ascontiguousarray(factor[1], float), factor[2]
+    if B_col.ndim != 2 or B_val.shape[:2] != B_col.shape or B_col.shape[0] != n or B_val.ndim != 3:
+        raise ValueError(f"factor: B_col {B_col.shape} and B_val {B_val.shape} must be (n, K) and (n, K, w) with "
+                         f"n = {n}")
+    if int(width) != width or not (B_col < int(width) // B_val.shape[2]).all():
+        raise ValueError(f"factor: width {width} must be an integer covering the column blocks of B_col "
+                         f"(max {B_col.max(initial=-1)}) of {B_val.shape[2]} columns")
+    if not np.isfinite(B_val[B_col >= 0]).all():
+        raise ValueError("factor: B_val is not finite on the blocks B_col names")
+    return B_col, B_val, int(width)

@@ -79,9 +79,8 @@ class ContactCounts:
         self.steps += 1
         self.unconverged_steps += any(not s[3] for s in stats)
         self.contacts += len(contacts)
-        if len(contacts):
-            a, b = contacts.multibody_a, contacts.multibody_b
-            self.self_contacts += int(np.count_nonzero((a == b) & (a >= 0)))
+        t = contacts.tables
+        self.self_contacts += K.self_contacts(contacts.pair, t.pair_object, t.object_multibody)
         self.max_contacts = max(self.max_contacts, len(contacts))
 
     def summary(self) -> str:
@@ -206,10 +205,12 @@ class ContactStage:
         self.method = universe.solver.delassus
         self.work = [workspace(run.model, run.data) for run in runs]     # Delassus workspaces, one per multibody
         self.rigid = np.array([_free_rigid_body(run) for run in runs], dtype=bool).reshape(-1)
-        self.body_inverse_inertia = np.zeros((len(bodies.R), 6, 6))   # M⁻¹ (body frame) of the rigid ones
-        self.omega = np.empty((6, 6))
+        self.body_inverse_factor = np.zeros((len(bodies.R), 6, 6))    # L, L Lᵀ = M⁻¹ (body frame) of the rigid ones
         for m in np.flatnonzero(self.rigid):
-            self.body_inverse_inertia[bodies.offset[m]] = np.linalg.inv(runs[m].model.body_inertia[0])
+            M_inv = np.linalg.inv(runs[m].model.body_inertia[0])
+            self.body_inverse_factor[bodies.offset[m]] = np.linalg.cholesky(M_inv)
+        self.sole_free = np.array([not mb.soles for mb in universe.multibodies], dtype=bool).reshape(-1)
+        self.factor = np.empty((0, 2), np.int64), np.empty((0, 2, 6))     # B of the rigid groups (``_delassus``)
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.member_start, self.members = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
@@ -334,13 +335,21 @@ class ContactStage:
 
     def _delassus(self, a, W, ng, dt):
         """W of every group; the groups of free rigid bodies alone (cubes, boxes, balls: ``auto`` method) in one
-        kernel call (``rigid_delassus``), the others multibody by multibody. Returns each group's method(s)."""
-        start = self.member_start[:ng]
-        rigid = np.logical_and.reduceat(self.rigid[self.members[:self.member_start[ng]]], start) if ng else start
+        kernel call (``rigid_delassus``, which also leaves their factors W = B Bᵀ in a["B_col"], a["B_val"],
+        a["B_width"] for the solver; not for a group with a sole, whose compliance W then gains), the others
+        multibody by multibody. Returns each group's method(s)."""
+        start, members = self.member_start[:ng], self.members[:self.member_start[ng]]
+        rigid = np.logical_and.reduceat(self.rigid[members], start) if ng else start
+        nrows = int(a["row_start"][ng])
+        if len(self.factor[0]) < nrows:                  # room for B, kept from step to step
+            self.factor = np.empty((2 * nrows, 2), np.int64), np.empty((2 * nrows, 2, 6))
+        a["B_col"], a["B_val"], a["B_width"] = self.factor[0][:nrows], self.factor[1][:nrows], np.zeros(ng, np.int64)
         if self.method == "auto" and rigid.any():
-            K.rigid_delassus(rigid, a["contact_start"], a["contacts"], a["side"], a["X"], a["contact_row"],
-                             a["row_start"], a["w_start"], self.bodies.R, self.body_inverse_inertia, W, dt,
-                             self.omega)
+            K.rigid_delassus(rigid, self.member_start, self.members, self.bodies.offset, a["contact_start"],
+                             a["contacts"], a["side"], a["X"], a["contact_row"], a["row_start"], a["w_start"],
+                             self.bodies.R, self.body_inverse_factor, W, dt, a["B_col"], a["B_val"], a["B_width"])
+            if self.soles:
+                a["B_width"][~np.logical_and.reduceat(self.sole_free[members], start)] = 0
         else:
             rigid = np.zeros(ng, dtype=bool)
         return ["rigid" if rigid[g] else self._group_delassus(a, W, g, dt) for g in range(ng)]
@@ -415,7 +424,8 @@ class ContactStage:
             self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
-                       SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats, self.keep)
+                       SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats, self.keep,
+                       a["B_col"], a["B_val"], a["B_width"])
         L_new, meta_new = self.keep[2:]
         if meta_new[0] > 0:           # a new factor: kept, and never written again (warm starts refer to it)
             self.keep = L_new, meta_new, np.empty(len(L_new)), np.zeros(len(meta_new), np.int64)
@@ -444,8 +454,10 @@ class ContactStage:
         elif self.plugin is not None:
             f[:], stats = self._plugin_solve(Wg, u, blocks, f.copy(), g)
         elif self.solver == "nonsmooth-newton":
+            rows = slice(int(a["row_start"][g]), int(a["row_start"][g + 1]))
+            factor = a["B_col"][rows], a["B_val"][rows], int(a["B_width"][g])
             _, stats = nonsmooth_newton_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
-                                               settings.time_budget)
+                                               settings.time_budget, factor=factor)
         else:
             _, stats = gauss_seidel_blocks(Wg, u, start, kind, mu, f, settings.tolerance, settings.max_iterations,
                                            settings.time_budget, self.solver == "gauss-seidel-newton")
