@@ -21,7 +21,8 @@
     ``_factor_kernels``) beside the same run with the linear solves on W (dense).  Blocks of steps interleaved,
     per-step medians, steps left unconverged.
 (d) Talos dropped from the half-sitting pose with no controller: it falls (t < 1 s) and lies on the floor
-    (1 s ≤ t < 2 s), ours (nonsmooth-newton, and the thesis's gauss-seidel-newton) beside MuJoCo and pybullet
+    (1 s ≤ t < 2 s), ours (nonsmooth-newton, the thesis's gauss-seidel-newton, and nonsmooth-newton with the
+    joints' limits as rows, ``<Solver joint_limits="constraint">``) beside MuJoCo and pybullet
     (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; per-step medians
     per phase, contacts and self-contacts of each engine, our steps left unconverged and our per-stage
     breakdown while lying.
@@ -178,12 +179,13 @@ TALOS_SCENE = """<Universe name="talos-standing">
 BLOCK = 100  # steps per engine before switching to the other one
 
 
-def talos_simulation(tmp, controller=True, solver="nonsmooth-newton"):
-    """Our Talos on the ground, in the half-sitting posture of scenes/default.xml, held by ``stance-pd`` or not."""
+def talos_simulation(tmp, controller=True, solver="nonsmooth-newton", limits="none"):
+    """Our Talos on the ground, in the half-sitting posture of scenes/default.xml, held by ``stance-pd`` or not;
+    ``limits``: the solver's ``joint_limits``."""
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
-    path = Path(tmp) / f"talos_{controller}_{solver}.xml"
-    scene = TALOS_SCENE.replace("gauss-seidel-newton", solver)
+    path = Path(tmp) / f"talos_{controller}_{solver}_{limits}.xml"
+    scene = TALOS_SCENE.replace('"gauss-seidel-newton"', f'"{solver}" joint_limits="{limits}"')
     if not controller:
         scene = "\n".join(line for line in scene.splitlines() if "<Controller" not in line)
     path.write_text(scene.format(urdf=example_robot_data_dir() / TALOS_URDF, joints=joints))
@@ -363,8 +365,8 @@ def part_c(rounds):
 class OurFalling:
     """Our Talos without controller; records each step's contacts, self-contacts, stage times, convergence."""
 
-    def __init__(self, tmp, solver):
-        self.sim = talos_simulation(tmp, controller=False, solver=solver)
+    def __init__(self, tmp, solver, limits="none"):
+        self.sim = talos_simulation(tmp, controller=False, solver=solver, limits=limits)
         self.stages, self.unconverged = [], []
 
     def step(self):
@@ -390,7 +392,8 @@ def part_d(seconds=2.0):
     steps, fall = int(round(seconds / 1e-3)), int(round(0.5 * seconds / 1e-3))
     with tempfile.TemporaryDirectory() as tmp:
         engines = {"ours, nonsmooth-newton": OurFalling(tmp, "nonsmooth-newton"),
-                   "ours, gauss-seidel-newton": OurFalling(tmp, "gauss-seidel-newton")}
+                   "ours, gauss-seidel-newton": OurFalling(tmp, "gauss-seidel-newton"),
+                   "ours, NSN + joint limits": OurFalling(tmp, "nonsmooth-newton", "constraint")}
         sim = engines["ours, nonsmooth-newton"].sim
         engines["MuJoCo"] = MujocoTalos(tmp, sim)
         engines["pybullet"] = BulletFalling(sim)
@@ -414,7 +417,7 @@ def part_d(seconds=2.0):
         print(f"  {name:27s} {falling[name]:8.0f} {lie[name]:8.0f} {lie[name] / lie['MuJoCo']:10.2f} "
               f"{lie[name] / lie['pybullet']:12.2f} {falling[name] / falling['MuJoCo']:11.2f} {c[:, 0].mean():8.1f} "
               f"{c[:, 1].mean():5.1f} {engine.base_height():7.3f}")
-    for name in ("ours, nonsmooth-newton", "ours, gauss-seidel-newton"):
+    for name in ("ours, nonsmooth-newton", "ours, gauss-seidel-newton", "ours, NSN + joint limits"):
         engine = engines[name]
         stages = engine.stages[fall:]
         print(f"  {name}: steps unconverged {sum(engine.unconverged[:fall])} of {fall} falling, "
