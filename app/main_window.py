@@ -351,6 +351,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.plots.add_sample(snapshot, frame.real_time_factor)
         self.timeline.set_time(snapshot.t, snapshot.step)
         self.timeline.set_length(len(self.recorder), follow=frame.playing)
+        self.timeline.events.set_events(self.recorder.events(), *self.recorder.span())
         self.actions.play.setChecked(frame.playing)
         self._ticks += 1
         if self._ticks % SLOW_PANELS_EVERY == 0 or not frame.playing:

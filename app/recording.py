@@ -50,12 +50,18 @@ class Recorder:
         self.capacity, self.stride = int(capacity), int(stride)
         self.autosave = autosave       # every recorded state also streamed to disk (a crash loses ≤ 1 s)
         self._frames: deque = deque(maxlen=self.capacity)
+        self._events: list = []        # (step, t, multibody, WheelEvent) of the run, in time order
         self._lock = threading.Lock()
         self._devices: dict = {}       # name -> [SessionRecording, first row of this run]
         self._loaded_devices: dict = {}  # name -> columns, from a file
 
     def append(self, sim):
-        """Record the simulation's current step (every ``stride``-th step, and always step 0)."""
+        """Record the simulation's current step (every ``stride``-th step, and always step 0); its discrete
+        events (``events``) at every step."""
+        events = sim.wheel_events(recent=True)
+        if events:
+            with self._lock:
+                self._events += [(sim.step_count, e.t, m, e) for m, e in events]
         if sim.step_count % self.stride:
             return
         external = tuple((m, b, w.copy(), x.copy()) for (m, b), (w, x) in sim.external.items())
@@ -63,14 +69,14 @@ class Recorder:
         state = sim.state
         state.warm_start.pop("factor", None)     # a large matrix: not kept in 20000 frames (engine/contact/stepping.py)
         with self._lock:
-            self._frames.append(RecordedFrame(state, sim.contacts, external, tau, sim.measurements,
-                                              sim.wheel_events(recent=True)))
+            self._frames.append(RecordedFrame(state, sim.contacts, external, tau, sim.measurements, events))
         if self.autosave is not None:
             self.autosave.append(sim)
 
     def clear(self):
         with self._lock:
             self._frames.clear()
+            self._events.clear()
             for entry in self._devices.values():
                 entry[1] = len(entry[0])
 
@@ -106,6 +112,18 @@ class Recorder:
         with self._lock:
             return list(self._frames)
 
+    def events(self) -> tuple:
+        """(t, multibody, WheelEvent) of the discrete events of the recorded run (engine/rolling/), in time
+        order, none before the oldest frame kept."""
+        with self._lock:
+            first = self._frames[0].state.t if self._frames else np.inf
+            return tuple((t, m, e) for _, t, m, e in self._events if t >= first)
+
+    def span(self) -> tuple:
+        """(time of the oldest frame, time of the newest), (0, 0) when empty."""
+        with self._lock:
+            return (self._frames[0].state.t, self._frames[-1].state.t) if self._frames else (0.0, 0.0)
+
     def times(self) -> np.ndarray:
         with self._lock:
             return np.array([f.state.t for f in self._frames])
@@ -119,6 +137,7 @@ class Recorder:
         with self._lock:
             while self._frames and self._frames[-1].state.step > step:
                 self._frames.pop()
+            self._events = [e for e in self._events if e[0] <= step]
 
     # ---- files -----------------------------------------------------------------------------------------
     def save(self, path, source: str = "", multibodies=()):

@@ -1,12 +1,41 @@
-"""The timeline under the 3D view: a slider over the recorded frames (drag to scrub), a replay button that
-plays the recording back at the chosen speed, and the simulated time."""
+"""The timeline under the 3D view: a slider over the recorded frames (drag to scrub), the run's discrete events
+marked under it (``EventStrip``), a replay button that plays the recording back at the chosen speed, and the
+simulated time."""
 from __future__ import annotations
 
 import time
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 REPLAY_PERIOD_MS = 33
+EVENT_COLORS = {"collision": (200, 40, 40), "lift-off": (40, 90, 210)}   # impacts red, lift-offs blue
+
+
+class EventStrip(QtWidgets.QWidget):
+    """A thin strip under the slider with a tick at the time of each discrete event of the recorded run (the
+    event-driven wheels' lift-offs and collisions, engine/rolling/); its tooltip lists them."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setFixedHeight(6)
+        self.ticks = ()           # (position along the strip in [0, 1], kind)
+
+    def set_events(self, events, t0: float, t1: float):
+        """``events``: (t, multibody, WheelEvent) over the recorded span [t0, t1]."""
+        span = t1 - t0
+        ticks = tuple(((t - t0) / span if span > 0.0 else 0.0, e.kind) for t, _, e in events)
+        if ticks != self.ticks:
+            self.ticks = ticks
+            self.setToolTip("\n".join(f"{m}: {e.line()}" for _, m, e in events))
+            self.update()
+
+    def paintEvent(self, event):
+        painter = QtGui.QPainter(self)
+        width = self.width() - 2
+        for x, kind in self.ticks:
+            color = QtGui.QColor(*EVENT_COLORS.get(kind, (0, 0, 0)))
+            painter.fillRect(int(round(x * width)), 0, 2, self.height(), color)
+        painter.end()
 
 
 class Timeline(QtWidgets.QWidget):
@@ -21,10 +50,16 @@ class Timeline(QtWidgets.QWidget):
         self.replay_button.setToolTip("Play the recording back from the slider's position")
         self.label = QtWidgets.QLabel("t = 0.000 s")
         self.label.setMinimumWidth(170)
+        self.events = EventStrip()
+        track = QtWidgets.QVBoxLayout()
+        track.setContentsMargins(0, 0, 0, 0)
+        track.setSpacing(0)
+        track.addWidget(self.slider)
+        track.addWidget(self.events)
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(4, 0, 4, 0)
         layout.addWidget(self.replay_button)
-        layout.addWidget(self.slider, 1)
+        layout.addLayout(track, 1)
         layout.addWidget(self.label)
         self.slider.sliderMoved.connect(self.scrubbed)
         self.slider.actionTriggered.connect(self._on_action)
