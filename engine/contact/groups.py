@@ -128,7 +128,10 @@ def group_layout(ng, member_start, members, contact_start, contacts, mu, closure
             for c in range(closure_start[m], closure_start[m + 1]):
                 row, nb = _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound, closure_row,
                                  block_start, block_kind, block_mu)
-            for c in range(joint_start[m], limit_start[m + 1]):
+            for c in range(joint_start[m], joint_start[m + 1]):
+                row, nb = _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound, closure_row,
+                                 block_start, block_kind, block_mu)
+            for c in range(limit_start[m], limit_start[m + 1]):
                 if closure_nrows[c] > 0:
                     row, nb = _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound,
                                      closure_row, block_start, block_kind, block_mu)

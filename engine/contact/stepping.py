@@ -172,7 +172,8 @@ class Closures:
 
     def of(self, m) -> np.ndarray:
         """The active entries of multibody m: its closures, its joints' friction rows and active limits."""
-        entries = np.r_[self.start[m]:self.start[m + 1], self.joint_start[m]:self.limit_start[m + 1]].astype(np.int64)
+        entries = np.r_[self.start[m]:self.start[m + 1], self.joint_start[m]:self.joint_start[m + 1],
+                        self.limit_start[m]:self.limit_start[m + 1]].astype(np.int64)
         return entries[self.rows[entries] > 0]
 
 

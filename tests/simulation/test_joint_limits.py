@@ -98,3 +98,25 @@ def test_bad_joint_limit_settings_name_the_line(tmp_path):
         with pytest.raises(engine.UniverseError, match=words) as error:
             engine.load_universe(tmp_path / "s.xml")
         assert error.value.line == 2
+
+
+def test_two_robots_rows_stay_their_own(tmp_path):
+    """Two pendulums with friction and limit rows in one universe (the table orders every robot's friction rows
+    before the limit rows): each moves bit for bit as it does alone."""
+    (tmp_path / "r.urdf").write_text(PENDULUM.replace("</joint>", '<dynamics friction="0.8"/></joint>'))
+    solver = '<Solver name="nonsmooth-newton" tolerance="1e-12" joint_limits="constraint" joint_friction="constraint"/>'
+
+    def universe(name, starts):
+        bodies = "".join(f'<MultiBody name="p{k}"><File>r.urdf</File><Translation x="{2 * k}" y="0" z="0"/>'
+                         f'<Joint name="hinge" value="{q}"/></MultiBody>' for k, q in starts)
+        (tmp_path / name).write_text(f"<Universe><Settings>{solver}</Settings>{bodies}</Universe>")
+        return engine.Simulation(engine.load_universe(tmp_path / name))
+
+    both = universe("both.xml", [(0, 0.6), (1, 1.2)])
+    alone = [universe(f"alone{k}.xml", [(k, q)]) for k, q in ((0, 0.6), (1, 1.2))]
+    for _ in range(600):
+        for sim in (both, *alone):
+            sim.step()
+    for k in range(2):
+        np.testing.assert_array_equal(both.runs[k].q, alone[k].runs[0].q)
+    assert both.runs[0].q[0] == pytest.approx(0.2, abs=1e-9)        # the first lands on its limit
