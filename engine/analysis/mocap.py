@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.csvfile import numbers, read_lines
 from engine.errors import UniverseError, did_you_mean
 from engine.plugins import register
 from engine.sensors import sensor_name
@@ -120,27 +121,14 @@ def _runs(mask):
 
 
 def _read(path):
-    try:
-        with path.open() as fh:
-            header = [h.strip() for h in fh.readline().split(",")]
-            rows = [line for line in fh if line.strip()]
-    except OSError as exc:
-        raise UniverseError(f"cannot read markers: {exc}", str(path)) from None
+    header, rows = read_lines(path, "markers")
     columns = header[1:]
     names = [c[:-2] for c in columns[::3]]
     if header[0] != "t" or len(columns) % 3 or not columns or columns != [f"{n}_{a}" for n in names for a in "xyz"]:
         raise UniverseError("a marker CSV's header is 't, <marker>_x, <marker>_y, <marker>_z, ...'", str(path), 1,
                             ", ".join(header))
-    table = np.empty((len(rows), len(header)))
+    table = numbers(path, rows, len(header), "marker", missing=True)
     for r, line in enumerate(rows):
-        cells = [c.strip() for c in line.split(",")]
-        try:
-            if len(cells) != len(header):
-                raise ValueError
-            table[r] = [float(c) if c else np.nan for c in cells]
-        except ValueError:
-            raise UniverseError(f"a marker row holds {len(header)} numbers or empty cells", str(path), r + 2,
-                                line.strip()) from None
         if not np.isfinite(table[r, 0]) or np.isinf(table[r, 1:]).any():
             raise UniverseError("a marker time must be finite and positions finite or missing", str(path), r + 2,
                                 line.strip())

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline, CubicSpline
 
+from engine.csvfile import numbers, read_lines
 from engine.errors import UniverseError
 
 
@@ -79,24 +80,14 @@ def _read_npz(path, model):
 
 
 def _read_csv(path, nq, nv):
-    try:
-        with path.open() as fh:
-            header = [h.strip() for h in fh.readline().split(",")]
-            rows = [line for line in fh if line.strip()]
-    except OSError as exc:
-        raise UniverseError(f"cannot read gait: {exc}", str(path)) from None
+    header, rows = read_lines(path, "gait")
     expected = ["t"] + [f"q_{i}" for i in range(1, nq + 1)]
     velocities, forces = [f"v_{i}" for i in range(1, nv + 1)], [f"tau_{i}" for i in range(1, nv + 1)]
     if header[:nq + 1] != expected or header[nq + 1:] not in ([], velocities, velocities + forces, forces):
         raise UniverseError(f"a gait CSV's header is 't, q_1..q_{nq}' then optionally 'v_1..v_{nv}' and "
                             f"'tau_1..tau_{nv}'", str(path), 1, ", ".join(header))
-    table = np.empty((len(rows), len(header)))
-    for r, line in enumerate(rows):
-        cells = line.split(",")
-        try:
-            table[r] = [float(c) for c in cells]
-        except ValueError:
-            raise UniverseError(f"a gait row holds {len(header)} numbers", str(path), r + 2, line.strip()) from None
+    table = numbers(path, rows, len(header), "gait")
+    for r in range(len(table)):
         bad = np.flatnonzero(~np.isfinite(table[r]))
         if bad.size:
             raise UniverseError(f"non-finite '{header[bad[0]]}'", str(path), r + 2, table[r, bad[0]])
