@@ -128,11 +128,7 @@ def anchors(model, problem, q_start):
         out.append(Anchor(c.name, c.body_a, c.p_a, c.body_b, c.p_b,
                           _moving_rows(model, c.body_a, c.p_a, c.body_b, c.p_b, rng)))
     for i, spec in enumerate(problem.contacts):
-        try:
-            f = model.frame_index(spec["frame"])
-        except ValueError:
-            raise problem.error(f"no frame '{spec['frame']}' in model '{model.name}'", f"contact.{i}.frame",
-                                spec["frame"]) from None
+        f = _frame(problem, model, spec["frame"], f"contact.{i}.frame")
         body, point = int(model.frame_body[f]), np.asarray(model.frame_p[f], float)
         at = spec.get("at")
         if at is None:
@@ -332,11 +328,7 @@ def _limits(opti, model, problem, Q, V, U, Lam, anchor_list):
                 opti.subject_to(ca.sqrt(tangential[0] ** 2 + tangential[1] ** 2 + CONE_EPS ** 2) <= an.mu * F[2])
         k += len(an.rows)
     for i, spec in enumerate(problem.clearances):
-        try:
-            f = model.frame_index(spec["frame"])
-        except ValueError:
-            raise problem.error(f"no frame '{spec['frame']}' in model '{model.name}'", f"clearance.{i}.frame",
-                                spec["frame"]) from None
+        f = _frame(problem, model, spec["frame"], f"clearance.{i}.frame")
         q = ca.SX.sym("q", model.nq)
         z = ca.Function("z", [q], [symbolic.point_position(model, q, int(model.frame_body[f]), model.frame_p[f])[2]])
         opti.subject_to(z.map(Q.shape[1] - 2)(Q[:, 1:-1]) >= spec["min_height"])
@@ -372,3 +364,11 @@ def _guess(opti, model, problem, Q, V, Lam, q0, start_q, end_q, anchor_list, nf)
                 guess[k + an.rows.index(2)] = model.total_mass * 9.81 / len(contacts)
             k += len(an.rows)
         opti.set_initial(Lam, np.repeat(guess[:, None], N + 1, axis=1))
+
+
+def _frame(problem, model, name, key):
+    """The index of the model's frame ``name``; the problem file's error at ``key`` if it has none."""
+    try:
+        return model.frame_index(name)
+    except ValueError:
+        raise problem.error(f"no frame '{name}' in model '{model.name}'", key, name) from None
