@@ -7,11 +7,11 @@ then solved in the 6k columns instead of the m rows. With B_A the rows A of B an
 
     W_AA⁺ = (B_A B_Aᵀ)⁺ = B_A (C⁺)² B_Aᵀ       (B_A = U Σ Vᵀ: both sides are U Σ⁻² Uᵀ),
 
-so x = B_A C⁺ C⁺ B_Aᵀ b is the least-norm solution the dense path (``_kernels.least_norm_solve`` on W_AA, O(m² r))
-returns, for O(m p_row²) to form C and O(p³) to factor it (p_row = the nonzero columns of a row: 12 for a
-contact between two bodies). C is factored as W_AA is on the dense path: LAPACK's Cholesky when it is
-numerically definite, the pivoted factorisation of ``_kernels.pivoted_cholesky`` otherwise (a body with fewer than
-three active contacts).
+so x = B_A C⁺ C⁺ B_Aᵀ b is the least-norm solution the dense path (``_linalg_kernels.least_norm_solve`` on W_AA,
+O(m² r)) returns, for O(m p_row²) to form C and O(p³) to factor it (p_row = the nonzero columns of a row: 12 for
+a contact between two bodies). C is factored as W_AA is on the dense path: LAPACK's Cholesky when it is
+numerically definite, the pivoted factorisation of ``_linalg_kernels.pivoted_cholesky`` otherwise (a body with
+fewer than three active contacts).
 
 Factor layout, per row i of the group: ``B_col[i, s]`` (K entries) the column blocks it touches (−1: none),
 ``B_val[i, s]`` (K, w) its values on them; block c covers the columns w c … w c + w − 1 of B (rigid bodies: K = 2
@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.contact._kernels import (RANK_TOL, _cholesky_solve, definite_cholesky, least_norm_rows,
-                                    pivoted_cholesky, pseudo_inverse_apply)
+from engine.contact._linalg_kernels import (RANK_TOL, _cholesky_solve, definite_cholesky, least_norm_rows,
+                                           pivoted_cholesky, pseudo_inverse_apply)
 
 SLIP_CHECK = 1e-10          # ‖Jᵀ(J x − b)‖ ≤ this × ‖J‖ (‖J‖ ‖x‖ + ‖b‖), else the slip system goes to the dense path
 
@@ -58,7 +58,7 @@ def factor_solve(B_col, B_val, width, rows, b):
 def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_coef):
     """x = J⁺ b, the least-squares solution of least norm, for a Newton system with slipping contacts,
     J = P + Q W_AA (m × m, ``_newton_kernels``) and W = B Bᵀ of ``width`` = p columns; an empty array where this
-    path does not apply (the caller then takes the dense QR of ``_kernels.least_norm_rows``). ``rows`` (m,) the
+    path does not apply (the caller then takes the dense QR of ``_linalg_kernels.least_norm_rows``). ``rows`` (m,) the
     active rows of W; per position a of J: ``row_rho[a]`` = ρ > 0 for a row Q_a = ρ e_a with P_a = 0 (stick,
     normal, bilateral rows: the set N), 0 for a tangential row of a slipping contact (the set S), whose
     Q_a = Σ_k q_coef[a, k] e_{q_pos[a, k]}; ``in_T[a]``: a row of a slipping contact (T, the columns where P is

@@ -24,11 +24,11 @@ Jacobian on each piece gives the Newton step J Δf = −φ (Newton's method on a
 The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ_A − J_AD Δf_D. A hyperstatic support
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
 contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
-of ``_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
+of ``_linalg_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
 active-set step of Gauss–Seidel does), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
 rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
-symmetric and ``_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to stick
-gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor
+symmetric and ``_linalg_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to
+stick gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor
 (``_factor_kernels.factor_slip_solve``: J⁺ b, the same solution where the system is consistent, its least-squares
 solution of least norm where it is not).
 
@@ -45,8 +45,9 @@ import numpy as np
 from numba import njit
 
 from engine.contact._factor_kernels import factor_slip_solve, factor_solve
-from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, definite_cholesky,
-                                    kept_solve, least_norm_rows, natural_residual, project_cone, project_row)
+from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, natural_residual,
+                                    project_cone, project_row)
+from engine.contact._linalg_kernels import definite_cholesky, kept_solve, least_norm_rows
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
@@ -115,7 +116,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
                keep, B_col, B_val, width):
     """The Newton direction Δf (into ``df``): −f on the rows that leave the system, the least-norm solution of
     the active rows otherwise (when none slips: ``_factor_kernels.factor_solve`` on the factor W = B Bᵀ of
-    ``width`` columns if the m active rows outnumber them, else ``_kernels.kept_solve``). ``rows`` receives the
+    ``width`` columns if the m active rows outnumber them, else ``_linalg_kernels.kept_solve``). ``rows`` receives the
     active rows, ``wd`` is scratch (W Δf_D)."""
     n = f.shape[0]
     k = 0
@@ -353,7 +354,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
-    (``_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
+    (``_linalg_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
     (``_factor_kernels``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):

@@ -389,8 +389,8 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
     (NONSMOOTH_NEWTON, until the relative natural residual ≤ tol), at most ``max_iter`` iterations; unless
     converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
     converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
-    zero force). ``keep``: the factor kept from solve to solve (``_kernels.kept_solve``; with several large groups,
-    the last one's); (B_col, B_val, B_width): the factors W_k = B Bᵀ of ``rigid_delassus`` (rows as f's; width 0:
+    zero force). ``keep``: the factor kept from solve to solve (``_linalg_kernels.kept_solve``; with several large
+    groups, the last one's); (B_col, B_val, B_width): the factors W_k = B Bᵀ of ``rigid_delassus`` (rows as f's; width 0:
     none), for Newton's linear solves (``_factor_kernels``)."""
     ng = row_start.shape[0] - 1
     n_max, nb_max, inv_max = 1, 1, 1                  # work arrays for the largest group, sliced per group

@@ -25,6 +25,7 @@ from time import perf_counter
 import numpy as np
 
 from engine.contact import _kernels as K
+from engine.contact._linalg_kernels import no_keep
 from engine.contact.cone import BILATERAL, ConstraintBlocks, SolverStats, check_problem
 
 
@@ -86,7 +87,7 @@ def gauss_seidel_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, ma
     out = np.array([residual, np.inf, 0.0, 0.0])     # best residual, change, failures, sweeps since polish
     best = f.copy()
     work = (f, v, best, np.zeros(len(block_kind)), np.zeros(len(block_kind)), np.zeros(max(len(f), 1)), out,
-            K.no_keep())
+            no_keep())
     sweeps, converged, stopped_by = _iterate(problem, work, tol, max_iter, time_budget, t0)
     if not converged:
         f[:] = best

@@ -24,7 +24,8 @@ from engine import faults, plugins
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
-from engine.contact._kernels import BILATERAL, FRICTION, LIMIT, REUSE_ROWS, no_keep
+from engine.contact._kernels import BILATERAL, FRICTION, LIMIT
+from engine.contact._linalg_kernels import REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
 from engine.contact.conic import ProblemExport
 from engine.contact.delassus import BlockMaps, delassus, workspace
@@ -220,7 +221,7 @@ class ContactStage:
     def reset(self):
         """Forget the contacts, the warm starts and the run's ``counts``."""
         self.counts = ContactCounts()
-        self.keep = no_keep()            # the linear solves' kept factor (``_kernels.kept_solve``)
+        self.keep = no_keep()            # the linear solves' kept factor (``_linalg_kernels.kept_solve``)
         self.contacts, self._groups, self._reports = None, None, ()
         self.forces = np.zeros((0, 3))                       # world force on body a of each contact
         self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
@@ -231,7 +232,7 @@ class ContactStage:
     def warm_start(self) -> dict:
         """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, the
         closure forces, the soles' node displacements, and (by reference, never written) the kept factor of the
-        linear solves (``_kernels.kept_solve``). With the configuration, it makes a restored run continue exactly
+        linear solves (``_linalg_kernels.kept_solve``). With the configuration, it makes a restored run continue exactly
         as the original."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []

@@ -1,5 +1,5 @@
 """The Newton step's linear solve in body space (``_factor_kernels.factor_solve``): W_AA⁺ b through a factor
-W = B Bᵀ equals the dense least-norm solve (``_kernels.least_norm_solve``) and numpy's pseudo-inverse, on the
+W = B Bᵀ equals the dense least-norm solve (``_linalg_kernels.least_norm_solve``) and numpy's pseudo-inverse, on the
 recorded hard problems (B from numpy's eigendecomposition of W) and on a random pile of rigid bodies whose C is
 singular; with slipping contacts, the body-space solve is J⁺ b: the dense QR's solution of a consistent system,
 the least-squares one of an inconsistent system; the Newton solver gives the same forces and residuals with or
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engine.contact._factor_kernels import factor_slip_solve, factor_solve
-from engine.contact._kernels import least_norm_rows, least_norm_solve
+from engine.contact._linalg_kernels import least_norm_rows, least_norm_solve
 from engine.contact.conic import load_problem
 from engine.contact.newton import nonsmooth_newton
 from engine.model.universe_xml import load_universe

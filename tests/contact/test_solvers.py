@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
-from engine.contact._kernels import REUSE_ROWS, kept_solve, least_norm_solve, no_keep
+from engine.contact._linalg_kernels import REUSE_ROWS, kept_solve, least_norm_solve, no_keep
 from engine.contact._newton_kernels import least_norm_rows
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
@@ -466,6 +466,7 @@ def test_sweeps_allocate_nothing():
         "import numpy as np\n"
         "from numba.core.runtime import rtsys\n"
         "from engine.contact import _kernels as K\n"
+        "from engine.contact._linalg_kernels import no_keep\n"
         "from engine.contact.cone import ConstraintBlocks\n"
         "from engine.contact.gauss_seidel import prepare\n"
         "rng = np.random.default_rng(0)\n"
@@ -476,7 +477,7 @@ def test_sweeps_allocate_nothing():
         "    for sweeps in (1, 3):\n"
         "        f = np.zeros(12); vv = v.copy(); out = np.array([np.inf, 0.0, 0.0, 0.0])\n"
         "        args = (W, b.block_start, b.block_kind, b.block_mu, b.inv_start, *prepare(W, b), newton, sweeps,\n"
-        "                0.0, f, vv, f.copy(), np.zeros(4), np.zeros(4), np.zeros(12), out, K.no_keep())\n"
+        "                0.0, f, vv, f.copy(), np.zeros(4), np.zeros(4), np.zeros(12), out, no_keep())\n"
         "        before = rtsys.get_allocation_stats().alloc\n"
         "        K.gauss_seidel_sweeps(*args)\n"
         "        counts.append(rtsys.get_allocation_stats().alloc - before)\n"

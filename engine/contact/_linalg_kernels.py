@@ -1,0 +1,278 @@
+"""numba kernels of the contact solvers' linear algebra (used by the active-set step of ``_kernels.polish``, the
+Newton steps of ``_newton_kernels`` and the body-space solves of ``_factor_kernels``): least-norm solutions of
+symmetric positive semidefinite systems (pivoted Cholesky), a factor kept from step to step with conjugate
+gradients on it, and the least-norm solution of any system by QR with column pivoting. Arrays in, arrays out.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+POLISH_RCOND = 1e-10        # pivots of W_SS below this times its largest diagonal are treated as zero
+REUSE_ROWS = 48             # an active set of this many rows keeps its Cholesky factor for the next solve …
+REUSE_ITERATIONS = 4        # … which preconditions conjugate gradients, at most this many, on the same rows …
+REUSE_TOL = 1e-12           # … until ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ (else W_SS is factored again)
+RANK_TOL = 1e-12            # |R_kk| below this times |R_00| ends the rank (``least_norm_rows``: QR, column pivoting)
+
+
+def no_keep():
+    """A ``keep`` argument with no factor kept and room for none (a solve of one problem)."""
+    return np.zeros(0), np.zeros(1, np.int64), np.zeros(0), np.zeros(1, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def kept_solve(A, b, rows, keep):
+    """``least_norm_solve(A, b)`` for A = W_SS, the rows ``rows`` of W, cheaper on a contact set that persists
+    from step to step (a robot standing on FEM soles: 240 rows, a dense 240³/3-flop Cholesky per solve).
+
+    ``keep`` = (L, meta, L_new, meta_new): L (cap²,) the Cholesky factor, row after row, of an earlier W_SS of
+    m ≥ REUSE_ROWS rows (meta[0] = m, meta[1:m + 1] its rows; m = 0: none), read only; a factor computed here
+    goes to L_new, meta_new (meta_new[0] = −1: forget the kept one), which the caller then keeps in its place
+    (the kept arrays are never written, so a saved state can refer to them). When ``rows`` are the kept rows,
+    W_SS has only moved with the configuration, and conjugate gradients preconditioned by the kept L Lᵀ
+    (``_kept_cg``) reach ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ in one or two O(m²) iterations. Otherwise, or if CG does
+    not get there in REUSE_ITERATIONS, W_SS is factored anew (and kept when positive definite); a semidefinite
+    W_SS (a hyperstatic rigid set) takes the pivoted path of ``least_norm_solve``, which keeps nothing."""
+    L_old, meta_old, L_new, meta_new = keep
+    m = A.shape[0]
+    if REUSE_ROWS <= m and m * m <= L_new.shape[0]:
+        L_keep, meta = (L_new, meta_new) if meta_new[0] != 0 else (L_old, meta_old)
+        if meta[0] == m and _same_rows(meta, rows):
+            x = _kept_cg(A, b, L_keep[:m * m].reshape((m, m)))     # contiguous
+            if x.shape[0]:
+                return x
+        L = definite_cholesky(A)
+        if L.shape[0]:
+            L_new[:m * m] = L.ravel()
+            meta_new[0] = m
+            meta_new[1:m + 1] = rows
+            return _cholesky_solve(L, b)
+        meta_new[0] = -1
+    return least_norm_solve(A, b)
+
+
+@njit(cache=True, nogil=True)
+def _same_rows(meta, rows):
+    for i in range(rows.shape[0]):
+        if meta[i + 1] != rows[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _kept_cg(A, b, L):
+    """x with ‖A x − b‖ ≤ REUSE_TOL ‖b‖ by conjugate gradients on A (symmetric positive definite) preconditioned
+    with L Lᵀ (Golub & Van Loan, Alg. 11.5.1), at most REUSE_ITERATIONS; an empty array when not reached."""
+    m = b.shape[0]
+    bound = REUSE_TOL * math.sqrt(np.dot(b, b))
+    x = np.zeros(m)
+    r = b.copy()
+    if bound == 0.0:
+        return x
+    z = _cholesky_solve(L, r)
+    p = z.copy()
+    rz = np.dot(r, z)
+    for _ in range(REUSE_ITERATIONS):
+        Ap = np.dot(A, p)
+        alpha = rz / np.dot(p, Ap)
+        x += alpha * p
+        r -= alpha * Ap
+        if math.sqrt(np.dot(r, r)) <= bound:
+            return x
+        z = _cholesky_solve(L, r)
+        rz, rz_old = np.dot(r, z), rz
+        p = z + (rz / rz_old) * p
+    return np.zeros(0)
+
+
+@njit(cache=True, nogil=True)
+def least_norm_solve(A, b):
+    """y = A⁺ b for A (m, m) symmetric positive semidefinite, by a pivoted Cholesky factorisation (overwrites A).
+
+    P A Pᵀ = B Bᵀ with B (m, r) lower trapezoidal, r the number of pivots above POLISH_RCOND × max diag A.
+    Then A⁺ = Pᵀ B (BᵀB)⁻² Bᵀ P, so y = Pᵀ B G⁻¹ G⁻¹ Bᵀ P b with G = BᵀB (r × r, positive definite).
+    """
+    L = definite_cholesky(A)
+    if L.shape[0]:
+        return _cholesky_solve(L, b)
+    Bt, perm, G = pivoted_cholesky(A)
+    return pseudo_inverse_apply(Bt, perm, G, b)
+
+
+@njit(cache=True, nogil=True)
+def pivoted_cholesky(A):
+    """(Bt, perm, L_G) of ``least_norm_solve``'s factorisation P A Pᵀ = B Bᵀ (overwrites A): Bt (r, m) the
+    columns of B, perm the pivot order, L_G the Cholesky factor of G = BᵀB (r × r)."""
+    m = A.shape[0]
+    perm = np.arange(m)
+    Bt = np.zeros((m, m))                            # Bt[k] = column k of B (contiguous)
+    cut = 0.0
+    for i in range(m):
+        cut = max(cut, A[i, i])
+    cut *= POLISH_RCOND
+    r = 0
+    while r < m:
+        j = r                                        # pivot: the largest remaining diagonal
+        for i in range(r + 1, m):
+            if A[i, i] > A[j, j]:
+                j = i
+        if A[j, j] <= cut:
+            break
+        _swap(A, Bt, perm, r, j)
+        d = math.sqrt(A[r, r])
+        for i in range(r, m):
+            Bt[r, i] = A[r, i] / d                   # A symmetric: row r = column r
+        for i in range(r + 1, m):                    # Schur complement (lower triangle, mirrored)
+            bi = Bt[r, i]
+            if bi != 0.0:
+                for k in range(r + 1, i + 1):
+                    A[i, k] -= bi * Bt[r, k]
+        for i in range(r + 1, m):
+            for k in range(r + 1, i):
+                A[k, i] = A[i, k]
+        r += 1
+    G = np.zeros((r, r))
+    for k in range(r):
+        for l in range(k + 1):
+            acc = 0.0
+            for i in range(k, m):
+                acc += Bt[k, i] * Bt[l, i]
+            G[k, l] = G[l, k] = acc
+    return Bt[:r], perm, np.linalg.cholesky(G)
+
+
+@njit(cache=True, nogil=True)
+def pseudo_inverse_apply(Bt, perm, L, b):
+    """A⁺ b = Pᵀ B G⁻¹ G⁻¹ Bᵀ P b from ``pivoted_cholesky``'s (Bt, perm, L = chol(G))."""
+    r, m = Bt.shape[0], perm.shape[0]
+    Bb = np.zeros(r)                                 # c = Bᵀ P b
+    for k in range(r):
+        for i in range(k, m):
+            Bb[k] += Bt[k, i] * b[perm[i]]
+    w = _cholesky_solve(L, _cholesky_solve(L, Bb))
+    y = np.zeros(m)
+    for k in range(r):
+        for i in range(k, m):
+            y[perm[i]] += Bt[k, i] * w[k]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def least_norm_rows(J, b):
+    """x (q,) of least norm with J x = b on a maximal independent set of the rows of J (m, q), any J.
+
+    Householder QR with column pivoting of Jᵀ (Golub & Van Loan, Matrix Computations, Alg. 5.4.1): Jᵀ P = Q R,
+    so J = P Rᵀ Qᵀ and J x = b reads Rᵀ (Qᵀ x) = Pᵀ b. With r the numerical rank (|R_kk| > RANK_TOL |R_00|),
+    y₁ = R₁₁⁻ᵀ (Pᵀ b)₁ by forward substitution and x = Q (y₁, 0), the solution of least norm of the r independent
+    rows (for a consistent system, of all of them). Unlike the normal equations J Jᵀ, it resolves singular values
+    down to ~RANK_TOL of the largest: a slipping contact about to stick gives J singular values of 1e-8.
+    """
+    m, q = J.shape
+    A = J.copy()                                     # row k of A = column k of Jᵀ (contiguous); R in the rows'
+    perm = np.arange(m)                              # tails, reflector vectors w below them (row k, from k)
+    beta, w0 = np.zeros(m), np.zeros(m)              # reflector k: H = I − β w wᵀ, w = (w0, A[k, k+1:])
+    r, first = 0, 0.0
+    for k in range(min(m, q)):
+        p, best = k, -1.0
+        for j in range(k, m):                        # the remaining column of Jᵀ of largest norm (from entry k)
+            acc = 0.0
+            for i in range(k, q):
+                acc += A[j, i] * A[j, i]
+            if acc > best:
+                p, best = j, acc
+        norm = math.sqrt(best)
+        if k == 0:
+            first = norm
+        if norm == 0.0 or norm <= RANK_TOL * first:
+            break
+        if p != k:
+            for i in range(q):
+                A[k, i], A[p, i] = A[p, i], A[k, i]
+            perm[k], perm[p] = perm[p], perm[k]
+        alpha = -norm if A[k, k] >= 0.0 else norm    # H x = α e₁
+        A[k, k] -= alpha
+        ww = 0.0
+        for i in range(k, q):
+            ww += A[k, i] * A[k, i]
+        beta[k] = 2.0 / ww
+        for j in range(k + 1, m):
+            acc = 0.0
+            for i in range(k, q):
+                acc += A[k, i] * A[j, i]
+            acc *= beta[k]
+            for i in range(k, q):
+                A[j, i] -= acc * A[k, i]
+        w0[k], A[k, k] = A[k, k], alpha
+        r = k + 1
+    y = np.zeros(q)
+    for i in range(r):                               # R₁₁ᵀ y₁ = (Pᵀ b)₁, R_ki = A[i, k] (k ≤ i)
+        acc = b[perm[i]]
+        for k in range(i):
+            acc -= A[i, k] * y[k]
+        y[i] = acc / A[i, i]
+    for k in range(r - 1, -1, -1):                   # x = H₀ … H_{r−1} (y₁, 0)
+        acc = w0[k] * y[k]
+        for i in range(k + 1, q):
+            acc += A[k, i] * y[i]
+        acc *= beta[k]
+        y[k] -= acc * w0[k]
+        for i in range(k + 1, q):
+            y[i] -= acc * A[k, i]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def definite_cholesky(A):
+    """L with L Lᵀ = A by LAPACK when A is numerically positive definite — every pivot L_ii² above
+    POLISH_RCOND × max diag A, so that A⁺ = A⁻¹ and the pivoted factorisation would find the same solution (a
+    compliant contact set: FEM soles make W_SS full rank) — else an empty (0, 0) array. A is left unchanged."""
+    m = A.shape[0]
+    cut = 0.0
+    for i in range(m):
+        cut = max(cut, A[i, i])
+    cut *= POLISH_RCOND
+    if m == 0 or cut <= 0.0:
+        return np.zeros((0, 0))
+    try:
+        L = np.linalg.cholesky(A)
+    except Exception:                                # not positive definite
+        return np.zeros((0, 0))
+    for i in range(m):
+        if not L[i, i] * L[i, i] > cut:
+            return np.zeros((0, 0))
+    return L
+
+
+@njit(cache=True, nogil=True)
+def _swap(A, Bt, perm, r, j):
+    """Symmetric swap of rows and columns r, j of A (and of the rows of B built so far: columns of Bt)."""
+    if j == r:
+        return
+    for k in range(A.shape[0]):
+        A[r, k], A[j, k] = A[j, k], A[r, k]
+    for k in range(A.shape[0]):
+        A[k, r], A[k, j] = A[k, j], A[k, r]
+    for k in range(r):
+        Bt[k, r], Bt[k, j] = Bt[k, j], Bt[k, r]
+    perm[r], perm[j] = perm[j], perm[r]
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _cholesky_solve(L, c):
+    """x with L Lᵀ x = c, both sweeps along the rows of L (contiguous): forward by dot products, backward by
+    axpys."""
+    n = c.shape[0]
+    z = np.empty(n)
+    for i in range(n):
+        acc = c[i]
+        for k in range(i):
+            acc -= L[i, k] * z[k]
+        z[i] = acc / L[i, i]
+    for i in range(n - 1, -1, -1):
+        z[i] /= L[i, i]
+        x = z[i]
+        for k in range(i):
+            z[k] -= L[i, k] * x
+    return z
