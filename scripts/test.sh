@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${VENV:-.venv}/bin/python
+# One pytest worker per core (pytest-xdist); pass -n 0 to run serially.
+set -- -n auto "$@"
 if [ -z "${DISPLAY:-}" ] && command -v xvfb-run >/dev/null; then
   exec xvfb-run -a -s "-screen 0 1600x1000x24" "$PY" -m pytest "$@"
 fi
