@@ -20,6 +20,7 @@ returns the last solved torques.
 """
 from __future__ import annotations
 
+import math
 import time
 import warnings
 
@@ -35,6 +36,7 @@ from engine.dynamics import (com, com_jacobian, crba, forward_kinematics, frame_
                              frame_placement, rnea)
 from engine.dynamics.lie import difference_kernel
 from engine.plugins import register
+from engine.spatial import skew
 
 PATTERN_DT = 0.005   # s, the preview controller's sampling period (Kajita 2003 uses 5 ms)
 
@@ -42,8 +44,7 @@ PATTERN_DT = 0.005   # s, the preview controller's sampling period (Kajita 2003 
 def com_drift(model, data, q, v, R_base, mass):
     """J̇_c v (3,), world axes: with q̈ = 0 and no gravity, rnea's base rows are the rate of the total momentum in
     the base frame, whose linear part is m c̈ (Newton's law for the whole system), so J̇_c v = R_base f_b / m."""
-    zero = np.zeros(model.nv)
-    f = rnea(model, data, q, v, zero, gravity=np.zeros(3))
+    f = rnea(model, data, q, v, np.zeros(model.nv), gravity=np.zeros(3))
     return R_base @ f[:3] / mass
 
 
@@ -52,8 +53,8 @@ def rotation_error(R_goal, R):
     (θ < π)."""
     E = R_goal @ R.T
     w = 0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]])
-    s = np.linalg.norm(w)
-    theta = np.arctan2(s, (E[0, 0] + E[1, 1] + E[2, 2] - 1.0) / 2)
+    s = math.hypot(w[0], w[1], w[2])
+    theta = math.atan2(s, (E[0, 0] + E[1, 1] + E[2, 2] - 1.0) / 2)
     return w * (theta / s) if s > 1e-12 else w
 
 
@@ -133,7 +134,9 @@ class Walk:
         self.qps = {}
         self.mu, self.tau_max = mu, np.where(np.isfinite(model.dof_effort_limit), model.dof_effort_limit, 1e6)
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
-        self.error, self.scratch = np.zeros(model.nv), np.zeros(8)
+        self.error, self.scratch, self.zero = np.zeros(model.nv), np.zeros(8), np.zeros(model.nv)
+        self.H_posture, self.g = np.diag(self.posture_w + 1e-6), float(np.linalg.norm(self.gravity))
+        self.mass = model.total_mass
         self.reset(self.q0, np.zeros(model.nv))
 
     def _make_pattern(self, ground):
@@ -209,7 +212,7 @@ class Walk:
         model, data = self.model, self.data
         c = com(model, data, q)
         R_torso = frame_placement(model, data, self.torso)[0]
-        tilt = np.arccos(np.clip(R_torso[2, 2], -1, 1))
+        tilt = math.acos(min(max(R_torso[2, 2], -1.0), 1.0))
         if tilt > self.fall_tilt or c[2] < self.fall_height * self.c0[2]:
             self.fallen, self.q_fall = t, q.copy()
             self.M_fall = np.diag(crba(model, data, q)).copy()
@@ -217,11 +220,11 @@ class Walk:
                           f"{c[2]:.3f} m); the controller stops and holds the joints where they are", stacklevel=3)
             return self._hold(q, v)
         M = crba(model, data, q)
-        h = rnea(model, data, q, v, np.zeros(model.nv), gravity=self.gravity) - model.dof_friction * np.sign(v)
+        h = rnea(model, data, q, v, self.zero, gravity=self.gravity) - model.dof_friction * np.sign(v)
         step = self.plan.step_at(t)
         stance = [i for i in range(2) if step is None or i != step.swing]
         J_com, a_com = self._com_goal(t, q, v, c)
-        com_task = (J_com, a_com - com_drift(model, data, q, v, data.oMi_R[0].copy(), model.total_mass),
+        com_task = (J_com, a_com - com_drift(model, data, q, v, data.oMi_R[0].copy(), self.mass),
                     self.weights["com"])
         Jc, Js, dJs, tasks = [], [], [], [com_task, self._torso_task(q, v, R_torso)]
         soles = [frame_placement(model, data, f) for f in self.feet]
@@ -240,7 +243,7 @@ class Walk:
         # cost Σ w ‖J q̈ − a‖² (a already net of J̇v) plus the posture's w ‖q̈ − a_q‖² per joint
         difference_kernel(*self.joints, q, self.q0, self.error, self.scratch)
         kp, kd = self.gains["posture"]
-        H = np.diag(self.posture_w + 1e-6)
+        H = self.H_posture.copy()
         g = -self.posture_w * (kp * self.error - kd * v)
         for J, a, w in tasks:
             H += w * J.T @ J
@@ -289,22 +292,22 @@ class Walk:
         where p lies between them (α = p's projection on the segment from one sole to the other, clipped to
         [0, 1]), each with its centre of pressure off the sole's origin by p's distance to that segment (on one
         foot, to the sole's origin), kept inside 80 % of the controller's sole rectangle."""
-        F = self.model.total_mass * (a_com - self.gravity)
-        ground = np.mean([soles[i][1][2] for i in stance])
-        p = c[:2] - (c[2] - ground) * a_com[:2] / (a_com[2] + np.linalg.norm(self.gravity))
+        F = self.mass * (a_com - self.gravity)
+        ground = sum(soles[i][1][2] for i in stance) / len(stance)
+        p = c[:2] - (c[2] - ground) * a_com[:2] / (a_com[2] + self.g)
         out = [np.zeros(6), np.zeros(6)]
         if len(stance) == 2:
             a, b = soles[0][1][:2], soles[1][1][:2]
-            alpha = float(np.clip((p - b) @ (a - b) / ((a - b) @ (a - b)), 0.0, 1.0))
+            alpha = min(max(float((p - b) @ (a - b) / ((a - b) @ (a - b))), 0.0), 1.0)
             share, offset = (alpha, 1.0 - alpha), p - (b + alpha * (a - b))
         else:
             share, offset = (1.0, 1.0), p - soles[stance[0]][1][:2]
         half = 0.8 * self.corners[-1, :2]
         for i in stance:
             R = soles[i][0]
-            d = R[:2, :2] @ np.clip(R[:2, :2].T @ offset, -half, half)
+            d = R[:2, :2] @ np.minimum(np.maximum(R[:2, :2].T @ offset, -half), half)
             f = share[i] * F
-            out[i] = np.concatenate([f, np.cross(np.array([d[0], d[1], 0.0]), f)])
+            out[i] = np.concatenate([f, skew(np.array([d[0], d[1], 0.0])) @ f])
         return out
 
     def _bush_task(self, q, v, h, dofs, J, W):

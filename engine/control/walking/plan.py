@@ -134,7 +134,7 @@ class FootstepPlan:
         σ(τ) = 10τ³ − 15τ⁴ + 6τ⁵ from start to target (zero speed and acceleration at both ends) plus a bump
         h (4τ(1 − τ))² in z; the target is 3 mm below the ground so the foot lands before its double support."""
         T = s.t_land - s.t_lift
-        tau = np.clip((t - s.t_lift) / T, 0.0, 1.0)
+        tau = min(max((t - s.t_lift) / T, 0.0), 1.0)
         sig = tau ** 3 * (10 - 15 * tau + 6 * tau ** 2)
         dsig = 30 * tau ** 2 * (1 - tau) ** 2 / T
         ddsig = 60 * tau * (1 - tau) * (1 - 2 * tau) / T ** 2

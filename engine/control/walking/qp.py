@@ -23,15 +23,23 @@ import time
 import numpy as np
 import proxsuite
 
-from engine.spatial import skew
 
 _SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
+_COLD = proxsuite.proxqp.InitialGuess.NO_INITIAL_GUESS
+_WARM = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
 
 
 def corner_jacobians(J6, R, corners):
     """(4·3, nv) Jacobian of the sole corners (world velocity) from the sole frame's (v, w) Jacobian J6
-    (local_world_aligned) and its rotation R; corners (4, 3) in the sole frame: v(p + r) = v − [r]× w."""
-    return np.vstack([J6[:3] - skew(R @ c) @ J6[3:] for c in corners])
+    (local_world_aligned) and its rotation R; corners (4, 3) in the sole frame: v(p + r) = v − r × w, written
+    component by component for the four corners at once."""
+    r, (wx, wy, wz) = corners @ R.T, J6[3:]
+    J = np.empty((len(corners), 3, J6.shape[1]))
+    J[:] = J6[:3]
+    J[:, 0] -= r[:, 1:2] * wz - r[:, 2:3] * wy
+    J[:, 1] -= r[:, 2:3] * wx - r[:, 0:1] * wz
+    J[:, 2] -= r[:, 0:1] * wy - r[:, 1:2] * wx
+    return J.reshape(-1, J6.shape[1])
 
 
 def friction_rows(n_corners, mu):
@@ -42,7 +50,8 @@ def friction_rows(n_corners, mu):
 
 
 class TaskQP:
-    """The QP of one contact mode (a fixed number of stance soles), warm-started from its last solution."""
+    """The QP of one contact mode (a fixed number of stance soles), warm-started from its last solution (and
+    solved once more from a cold start when the warm start stalls)."""
 
     def __init__(self, nv, n_stance, actuated, tau_max, mu, eps=1e-6, slack=0.0):
         self.nv, self.nf = nv, 12 * n_stance
@@ -54,37 +63,50 @@ class TaskQP:
         self.mu_pyramid = mu / np.sqrt(2.0)
         n, n_eq = nv + self.nf + self.ns, len(self.base) + 6 * n_stance
         self.n_in = self.cone.shape[0] + len(self.act)
+        self._buffers(n, n_eq)
         self.qp = proxsuite.proxqp.dense.QP(n, n_eq, self.n_in)
         self.qp.settings.eps_abs, self.qp.settings.eps_rel = eps, 0.0
         self.qp.settings.max_iter = 200
         # cold start first (a warm start before any result starts from whatever the workspace holds: runs then
         # differ at the solver's tolerance), then from the previous solution
-        self.qp.settings.initial_guess = proxsuite.proxqp.InitialGuess.NO_INITIAL_GUESS
+        self.qp.settings.initial_guess = _COLD
         self.started, self.seconds, self.calls = False, 0.0, 0        # time in proxsuite (init/update + solve)
+
+    def _buffers(self, n, n_eq):
+        """The QP's matrices, their constant blocks written once: the force regularisation, the slacks, the cones
+        and the zeros; ``solve`` writes the blocks that change with the state."""
+        nv, nf, ns, nb, nc = self.nv, self.nf, self.ns, len(self.base), self.cone.shape[0]
+        self.H, self.g = np.zeros((n, n)), np.zeros(n)
+        self.H[nv:nv + nf, nv:nv + nf] = 1e-6 * np.eye(nf)
+        self.H[nv + nf:, nv + nf:] = self.slack * np.eye(ns)
+        self.A, self.b = np.zeros((n_eq, n)), np.zeros(n_eq)          # base rows, then stance rows
+        self.A[nb:, nv + nf:] = -np.eye(n_eq - nb)[:, :ns]
+        self.C, self.lo, self.up = np.zeros((self.n_in, n)), np.zeros(self.n_in), np.full(self.n_in, 1e20)
+        self.C[:nc, nv:nv + nf] = self.cone                             # cones, then torque limits
+        self.base_base, self.base_act = np.ix_(self.base, self.base), np.ix_(self.base, self.act)
 
     def solve(self, M, h, Jc, Js, dJs_v, ks_vs, H, g):
         """(q̈, f, τ) or None if the QP is not solved.  Jc (3 n_c, nv) corners, Js (6 n_s, nv) soles with
         their drift dJs_v; H, g the cost on q̈ only (the force regularisation is added here)."""
-        nv, nf, ns = self.nv, self.nf, self.ns
-        Hx = np.zeros((nv + nf + ns, nv + nf + ns))
-        Hx[:nv, :nv], Hx[nv:nv + nf, nv:nv + nf] = H, 1e-6 * np.eye(nf)
-        Hx[nv + nf:, nv + nf:] = self.slack * np.eye(ns)
-        gx = np.concatenate([g, np.zeros(nf + ns)])
-        A = np.vstack([np.hstack([M[self.base], -Jc[:, self.base].T, np.zeros((len(self.base), ns))]),
-                       np.hstack([Js, np.zeros((Js.shape[0], nf)), -np.eye(Js.shape[0])[:, :ns]])])
-        b = np.concatenate([-h[self.base], -dJs_v - ks_vs])
-        C = np.vstack([np.hstack([np.zeros((self.cone.shape[0], nv)), self.cone, np.zeros((self.cone.shape[0], ns))]),
-                       np.hstack([M[self.act], -Jc[:, self.act].T, np.zeros((len(self.act), ns))])])
-        lo = np.concatenate([np.zeros(self.cone.shape[0]), -self.tau_max - h[self.act]])
-        up = np.concatenate([np.full(self.cone.shape[0], 1e20), self.tau_max - h[self.act]])
+        nv, nf, nb, nc = self.nv, self.nf, len(self.base), self.cone.shape[0]
+        self.H[:nv, :nv], self.g[:nv] = H, g
+        self.A[:nb, :nv], self.A[:nb, nv:nv + nf], self.b[:nb] = M[self.base], -Jc[:, self.base].T, -h[self.base]
+        self.A[nb:, :nv], self.b[nb:] = Js, -dJs_v - ks_vs
+        self.C[nc:, :nv], self.C[nc:, nv:nv + nf] = M[self.act], -Jc[:, self.act].T
+        self.lo[nc:], self.up[nc:] = -self.tau_max - h[self.act], self.tau_max - h[self.act]
         start = time.perf_counter()
         if self.started:
-            self.qp.update(Hx, gx, A, b, C, lo, up)
+            self.qp.update(self.H, self.g, self.A, self.b, self.C, self.lo, self.up)
+            self.qp.solve()
+            if self.qp.results.info.status != _SOLVED:     # a warm start can stall (seen on the flexible-ankle
+                self.qp.settings.initial_guess = _COLD      # walk: max_iter at a residual of 0.2 where a cold
+                self.qp.solve()                             # start solves in 32 iterations); once more, cold
+                self.qp.settings.initial_guess = _WARM
         else:
-            self.qp.init(Hx, gx, A, b, C, lo, up)
+            self.qp.init(self.H, self.g, self.A, self.b, self.C, self.lo, self.up)
+            self.qp.solve()
+            self.qp.settings.initial_guess = _WARM
             self.started = True
-        self.qp.solve()
-        self.qp.settings.initial_guess = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
         self.seconds += time.perf_counter() - start
         self.calls += 1
         x = self.qp.results.x
@@ -93,9 +115,9 @@ class TaskQP:
         qdd, f = x[:nv].copy(), x[nv:nv + nf].copy()
         F = f.reshape(-1, 3)                               # a view: the projection writes into f
         F[:, 2] = np.maximum(F[:, 2], 0.0)
-        F[:, :2] = np.clip(F[:, :2], -self.mu_pyramid * F[:, 2:], self.mu_pyramid * F[:, 2:])
+        F[:, :2] = np.minimum(np.maximum(F[:, :2], -self.mu_pyramid * F[:, 2:]), self.mu_pyramid * F[:, 2:])
         b_, a_ = self.base, self.act
-        qdd[b_] = np.linalg.solve(M[np.ix_(b_, b_)], Jc[:, b_].T @ f - h[b_] - M[np.ix_(b_, a_)] @ qdd[a_])
+        qdd[b_] = np.linalg.solve(M[self.base_base], Jc[:, b_].T @ f - h[b_] - M[self.base_act] @ qdd[a_])
         tau = np.zeros(nv)
         tau[self.act] = M[self.act] @ qdd + h[self.act] - Jc[:, self.act].T @ f
         return qdd, f, tau
