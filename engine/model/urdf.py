@@ -288,6 +288,12 @@ def _joint(r: Reader, el) -> JointSpec:
     if spring is not None:
         j.stiffness = r.number(spring, "stiffness", required=True, nonnegative=True)
         j.spring_reference = r.number(spring, "reference", default=0.0)
+    if kind in ("spherical", "free"):     # per-dof damping, friction, springs and rotors are for 1-dof joints
+        for e in (dynamics, friction, spring, rotor):
+            for key, value in ([] if e is None else e.attrib.items()):
+                if key not in ("axis", "reference") and float(value) != 0.0:
+                    r.fail(e, f"joint '{name}': a {kind} joint takes no <{e.tag} {key}> (only revolute and "
+                              "prismatic joints do)", value)
     j.mimic = el.find("mimic") is not None
     return j
 

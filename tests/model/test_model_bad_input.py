@@ -60,6 +60,10 @@ ROBOT_CASES = {
     "two roots": (robot(A, B), "do not form one tree", 3),
     "zero rotor axis": (robot(A, B, joint(extra='<rotor inertia="1e-4" gear_ratio="50" axis="0 0 0"/>')),
                         "rotor axis has zero length", 4),
+    "spherical friction": (robot(A, B, joint(kind="spherical", extra='<dynamics damping="0" friction="0.3"/>')),
+                           "a spherical joint takes no <dynamics friction>", 4),
+    "spherical spring": (robot(A, B, joint(kind="spherical", extra='<spring stiffness="10"/>')),
+                         "a spherical joint takes no <spring stiffness>", 4),
     "mesh scale": (robot(A.replace("</link>", '<visual><geometry><mesh filename="m.stl" scale="1 2"/></geometry>'
                                             '</visual></link>')), "needs 1 or 3 numbers", 2),
     "no links": ('<robot name="r">\n</robot>\n', "has no <link>", 1),
