@@ -5,8 +5,13 @@ segment, a box, a cylinder, a convex hull; a triangle mesh is bounded by its hul
 The distance between A and B is the distance from the origin to the Minkowski difference A - B.  Each
 iteration adds the support point w = s_A(-v) - s_B(v) to a simplex (<= 4 points) and replaces v by the point
 of the simplex closest to the origin (barycentric weights lambda, so the witness points are
-x_A = sum lambda_i a_i and x_B = sum lambda_i b_i).  Stops when v.w >= |v|^2 (1 - 1e-12) (converged), when
-v.w / |v| > bound (separated by more than ``bound``: early out), or when the origin is inside (intersecting).
+x_A = sum lambda_i a_i and x_B = sum lambda_i b_i).  The distance lies between the lower bound v.w / |v| and
+the upper bound |v|; GJK stops when they meet: |v|^2 - v.w <= 1e-12 |v|^2, or |v| - v.w / |v| <= ``RESOLUTION``
+(the distance known to 0.1 nm: without it, two shapes a few um apart face to face cycle between near-flat
+simplices until the cap, or end in a flat "tetrahedron" taken for an intersection), when v.w / |v| > bound
+(separated by more than ``bound``: early out), or when the origin is inside (intersecting).  A step that does
+not shorten v (rounding on a degenerate simplex; exact GJK shortens it every step) or the iteration cap ends
+it without a distance: reported INTERSECTING, so the caller leaves the pair to FCL.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from engine.collision.geometry import BOX, CAPSULE, CYLINDER, SPHERE
 
 SEPARATED, BEYOND, INTERSECTING = 0, 1, 2
 MAX_ITERATIONS = 64
+RESOLUTION = 1e-10  # m: distance bounds this close are converged
 
 
 @njit(cache=True, nogil=True)
@@ -64,7 +70,8 @@ def gjk(A, B, bound, simplex):
     (kind, size, verts, R, p) of ``support``.
 
     status SEPARATED: distance and witness points are exact; BEYOND: the distance is > ``bound`` (the
-    returned x_A = x_B is then a separating axis); INTERSECTING: the cores overlap.  ``simplex``: (3, 4, 3)
+    returned x_A = x_B is then a separating axis); INTERSECTING: the cores overlap, or GJK could not tell
+    (a step without progress, the iteration cap).  ``simplex``: (3, 4, 3)
     workspace (w, a, b points).
     """
     w, wa, wb = simplex[0], simplex[1], simplex[2]
@@ -74,14 +81,14 @@ def gjk(A, B, bound, simplex):
     x = v.sub(support(*A, v.scale(d, -1.0)), support(*B, d))
     n = 0
     lam = (1.0, 0.0, 0.0, 0.0)
-    for _ in range(MAX_ITERATIONS):
+    for k in range(MAX_ITERATIONS):
         xa = support(*A, v.scale(x, -1.0))
         xb = support(*B, x)
         y = v.sub(xa, xb)
         xx, xy = v.dot(x, x), v.dot(x, y)
         if xy > 0.0 and xy * xy > xx * bound * bound:
             return BEYOND, math.sqrt(xx), x, x
-        if xx - xy <= 1e-12 * xx:
+        if n > 0 and (xx - xy <= 1e-12 * xx or xx - xy <= RESOLUTION * math.sqrt(xx)):  # v on the simplex
             break
         v.store(w, n, y)
         v.store(wa, n, xa)
@@ -93,8 +100,10 @@ def gjk(A, B, bound, simplex):
         x = (0.0, 0.0, 0.0)
         for i in range(n):
             x = v.axpy(lam[i], v.row(w, i), x)
-        if n == 4 or v.dot(x, x) < 1e-24:
+        if n == 4 or v.dot(x, x) < 1e-24 or (k > 0 and v.dot(x, x) >= xx):  # v_0 is not on the simplex
             return INTERSECTING, 0.0, x, x
+    else:
+        return INTERSECTING, 0.0, x, x
     pa, pb = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     for i in range(n):
         pa = v.axpy(lam[i], v.row(wa, i), pa)

@@ -11,10 +11,11 @@ penetrating, ``fcl.distance`` gives the nearest points: normal = (x_A - x_B)/|x_
 """
 from __future__ import annotations
 
+import math
+
 import fcl
 import numpy as np
 
-from engine.collision._kernels import append_fcl_contacts
 from engine.collision.geometry import MESH
 
 
@@ -34,8 +35,9 @@ class FclNarrowphase:
             self.placed_at[s] = step
         return self.objects[s]
 
-    def run(self, sh, pairs, ws, nf, nc, step, margin, n_max, tol):
-        """Contacts of the pairs ``ws.fcl_pairs[:nf]``, appended to the output from row ``nc``; new count."""
+    def run(self, sh, pairs, ws, nf, nc, step, margin, n_max, tol, append):
+        """Contacts of the pairs ``ws.fcl_pairs[:nf]``, appended to the output from row ``nc`` by ``append``
+        (``_kernels.append_fcl_contacts``, bound to these arguments' types); new count."""
         for k in ws.fcl_pairs[:nf]:
             a, b = pairs.a[k], pairs.b[k]
             oa, ob = self._place(ws, a, step), self._place(ws, b, step)
@@ -44,10 +46,9 @@ class FclNarrowphase:
                 mesh_side = 1.0 if sh.kind[a] == MESH else (-1.0 if sh.kind[b] == MESH else 0.0)
                 found = self._convert(result.contacts, self.geometries[a], mesh_side, ws.raw)
                 if found:
-                    nc = append_fcl_contacts(sh, ws, k, a, b, found, pairs.manifold[k], margin, nc, n_max,
-                                             tol)
+                    nc = append(sh, ws, k, a, b, found, pairs.manifold[k], margin, nc, n_max, tol)
             elif margin > 0.0:
-                nc = self._proximity(sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, pairs.manifold[k])
+                nc = self._proximity(sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, pairs.manifold[k], append)
         return nc
 
     @staticmethod
@@ -57,7 +58,7 @@ class FclNarrowphase:
         the midpoint is then x +- depth/2 n."""
         k = 0
         for c in contacts[:raw.shape[0]]:
-            length = np.linalg.norm(c.normal)
+            length = math.sqrt(c.normal @ c.normal)
             if length < 0.5:  # EPA on touching pieces may return a zero normal
                 continue
             n = (-c.normal if c.o1 is geometry_a else c.normal) / length
@@ -68,14 +69,15 @@ class FclNarrowphase:
             k += 1
         return k
 
-    def _proximity(self, sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, manifold):
+    def _proximity(self, sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, manifold, append):
         result = fcl.DistanceResult()
         d = fcl.distance(oa, ob, self.distance_request, result)
         if not (0.0 < d <= margin):
             return nc
         xa, xb = result.nearest_points
-        gap = np.linalg.norm(xa - xb)
-        if gap < 1e-12:
+        gap = xa - xb
+        length = math.sqrt(gap @ gap)
+        if length < 1e-12:
             return nc
-        ws.raw[0, :3], ws.raw[0, 3:6], ws.raw[0, 6] = 0.5 * (xa + xb), (xa - xb) / gap, -gap
-        return append_fcl_contacts(sh, ws, k, a, b, 1, manifold, margin, nc, n_max, tol)
+        ws.raw[0, :3], ws.raw[0, 3:6], ws.raw[0, 6] = 0.5 * (xa + xb), gap / length, -length
+        return append(sh, ws, k, a, b, 1, manifold, margin, nc, n_max, tol)

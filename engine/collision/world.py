@@ -203,6 +203,8 @@ class CollisionWorld:
         s = self.settings
         self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, 0.0,
                               s.max_contacts_per_pair, s.reduction_tolerances)
+        self._append = K.bind(K.append_fcl_contacts, self.shapes, self.workspace, 0, 0, 0, 0, False, 0.0, 0,
+                              s.max_contacts_per_pair, s.reduction_tolerances)
 
     def _without_neutral_contacts(self, object_pairs, forced):
         """Drop the same-multibody pairs already in contact (within neutral_margin) in the neutral pose."""
@@ -253,7 +255,7 @@ class CollisionWorld:
         if nf:
             native = nc
             nc = self._fcl.run(self.shapes, self.pair_arrays, ws, nf, nc, self._step, margin,
-                               s.max_contacts_per_pair, s.reduction_tolerances)
+                               s.max_contacts_per_pair, s.reduction_tolerances, self._append)
             if nc > native:  # FCL pairs come after the native ones: back to pair order
                 order = np.argsort(ws.pair[:nc], kind="stable")
                 return Contacts(ws.point[order], ws.normal[order], ws.depth[order], ws.pair[order], self.tables)

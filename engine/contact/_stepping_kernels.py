@@ -96,6 +96,19 @@ def body_wrenches(wrench, body_R, lo, f_body):
     return nonzero
 
 
+@kernel
+def free_body_wrenches(wrench, body_R, row, mb, group_of, ng, f_body, in_contact):
+    """``body_wrenches`` for the batch of free rigid bodies (``engines/free_bodies.py``: body i in row ``row[i]``,
+    of multibody ``mb[i]``) in one call: a body of one of the ``ng`` collision groups (``group_of[mb[i]]`` ≥ 0)
+    gets its body-frame wrench f_body[i] and ``in_contact[i]``; another, if in contact before, is zeroed."""
+    for i in range(row.shape[0]):
+        if ng > 0 and group_of[mb[i]] >= 0:
+            in_contact[i] = body_wrenches(wrench, body_R, row[i], f_body[i:i + 1])
+        elif in_contact[i]:
+            f_body[i, :] = 0.0
+            in_contact[i] = False
+
+
 # ---- contacts ----------------------------------------------------------------------------------------------------
 
 @tuple_op

@@ -136,8 +136,10 @@ class Closures:
         self.joint_body = np.array([(j[2], j[3]) for j in joints] + [(j[3], j[4]) for j in limits],
                                    dtype=np.int64).reshape(-1, 2)
         self.joint_s = np.array([j[4] for j in joints] + [j[5] for j in limits], dtype=float).reshape(-1, 6)
-        self.limit_q_index = [np.array([j[2] for j in limits if j[0] == m], dtype=np.int64) for m in range(len(runs))]
         self.limit_q = np.zeros(len(limits))
+        self.limited = [(m, np.array([j[2] for j in limits if j[0] == m], dtype=np.int64),   # (run, q indices,
+                         self.limit_q[self.limit_start[m] - n_rows:self.limit_start[m + 1] - n_rows])   # their q)
+                        for m in range(len(runs)) if self.limit_start[m + 1] > self.limit_start[m]]
         self.lower = np.array([j[6] for j in limits], dtype=float)
         self.upper = np.array([j[7] for j in limits], dtype=float)
         self.kind = np.array([BILATERAL] * len(items) + [FRICTION] * len(joints) + [LIMIT] * len(limits), np.int64)
@@ -147,6 +149,9 @@ class Closures:
         n = len(self.mb)
         self.side, self.X = np.zeros((n, 2), np.int64), np.zeros((n, 2, 6, 6))
         self.u, self.rows, self.force = np.zeros((n, 6)), np.zeros(n, np.int64), np.zeros((n, 6))
+        self.active, self.active_mb = np.zeros(n, bool), np.full(n, -1, np.int64)
+        self.entries = [np.r_[self.start[m]:self.start[m + 1], self.joint_start[m]:self.joint_start[m + 1],
+                              self.limit_start[m]:self.limit_start[m + 1]].astype(np.int64) for m in range(len(runs))]
         self.still = np.zeros((int(sum(run.model.nbodies for run in runs)) + 1, 6))   # zero velocities
 
     def __len__(self):
@@ -163,26 +168,29 @@ class Closures:
             joint_rows(self.mb[j], self.joint_body, self.joint_s, bodies.offset, bodies.R, bodies.p, bodies.V_free,
                        self.side[j], self.X[j], self.u[j], self.rows[j])
         if len(self.limit_q):
-            for m, run in enumerate(runs):
-                np.take(run.q, self.limit_q_index[m], out=self.limit_q[self.limit_start[m] - self.limit_start[0]:
-                                                                       self.limit_start[m + 1] - self.limit_start[0]])
+            for m, index, q in self.limited:
+                np.take(runs[m].q, index, out=q)
             erp = settings.erp if settings.correction == "baumgarte" else 0.0
             limit_rows(self.limit_q, self.lower, self.upper, dt, erp, settings.slop, LIMIT_MARGIN, self.X[lim],
                        self.u[lim], self.rows[lim])
-        self.active_mb = np.where(self.rows > 0, self.mb, -1)
+        np.greater(self.rows, 0, out=self.active)
+        self.active_mb.fill(-1)
+        np.copyto(self.active_mb, self.mb, where=self.active)
 
     def of(self, m) -> np.ndarray:
         """The active entries of multibody m: its closures, its joints' friction rows and active limits."""
-        entries = np.r_[self.start[m]:self.start[m + 1], self.joint_start[m]:self.joint_start[m + 1],
-                        self.limit_start[m]:self.limit_start[m + 1]].astype(np.int64)
-        return entries[self.rows[entries] > 0]
+        entries = self.entries[m]
+        return entries[self.active[entries]]
 
 
 class ContactStage:
     """Owns the CollisionWorld and the warm starts; ``step`` leaves the contact wrenches in ``run.f_contact``."""
 
-    def __init__(self, universe, runs, bodies: WorldBodies, timer):
+    def __init__(self, universe, runs, bodies: WorldBodies, timer, free_bodies=None):
         self.universe, self.runs, self.bodies, self.timer = universe, runs, bodies, timer
+        self.free_bodies = free_bodies           # the engine's batch of free rigid bodies (their wrenches in one call)
+        batched = set(free_bodies.multibody.tolist()) if free_bodies else set()
+        self.trees = [(m, run) for m, run in enumerate(runs) if m not in batched]
         c = universe.contact
         self.world = CollisionWorld(universe.multibodies, universe.statics, universe.materials,
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
@@ -478,9 +486,13 @@ class ContactStage:
 
     def _apply(self, ng):
         """Contact wrenches (world axes, body origins) → body frames ``run.f_contact`` of the grouped multibodies;
-        ``run.in_contact`` says whether any is non-zero."""
-        b = self.bodies
-        for m, run in enumerate(self.runs):
+        ``run.in_contact`` says whether any is non-zero (for the batch of free bodies, its ``in_contact[i]``; all
+        of them in one kernel call)."""
+        b, batch = self.bodies, self.free_bodies
+        if batch:
+            K.free_body_wrenches(b.wrench, b.R, batch.row, batch.multibody, self.group_of, ng, batch.f_contact,
+                                 batch.in_contact)
+        for m, run in self.trees:
             if ng and self.group_of[m] >= 0:
                 run.in_contact = K.body_wrenches(b.wrench, b.R, b.offset[m], run.f_contact)
             elif run.in_contact:

@@ -48,7 +48,7 @@ class ArticulaEngine:
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
-        self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer)
+        self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer, self.free_bodies)
 
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):

@@ -8,9 +8,10 @@ by one compiled call per stage (``_free_body_kernels``: Newton–Euler about the
 state's get/set see no difference. A fault flagged by a kernel is raised by the Simulation's own checks, which
 name the body, the stage and the value as for any multibody.
 
-A batched run's ``data`` (its kinematics and ABA workspace) is not refreshed every step: ``data_stale`` says so,
-and the contact stage has it recomputed (``MultiBodyRun.fresh_data``) before a Delassus operator that reads it
-(a free body in a group with a robot).
+The contact stage writes the batch's contact wrenches and ``in_contact`` flags in one call (a batched run's own
+``in_contact`` attribute is not used). A batched run's ``data`` (its kinematics and ABA workspace) is not
+refreshed every step: ``data_stale`` says so, and the contact stage has it recomputed (``MultiBodyRun.fresh_data``)
+before a Delassus operator that reads it (a free body in a group with a robot).
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class FreeBodies:
         self.base_R = np.array([r.instance.R for r in self.runs])
         self.base_p = np.array([r.instance.p for r in self.runs])
         self.row = np.array([r.offset for r in self.runs], dtype=np.int64)         # WorldBodies row of body 0
+        self.multibody = np.array([sim.runs.index(r) for r in self.runs], dtype=np.int64)
         self.speed = np.array([r.limits.speed for r in self.runs])
         self.q, self.v = np.array([r.q for r in self.runs]), np.array([r.v for r in self.runs])
         self.tau, self.a, self.a_free = np.zeros((k, 6)), np.zeros((k, 6)), np.zeros((k, 6))
@@ -71,7 +73,6 @@ class FreeBodies:
         """v⁺, q⁺, the new placements and velocities, the kinetic energies (stage "integration")."""
         b = self.sim.bodies
         for i, run in enumerate(self.runs):
-            self.in_contact[i] = run.in_contact
             self.bound[i] = run.limits.energy_bound(run.kinetic)
         bad = K.free_integrate(self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau,
                                self.f_ext, self.f_contact, self.in_contact, self.a_free, self.speed, self.bound, dt,
