@@ -1,7 +1,8 @@
 """RABBIT's single support (seed 003 §3.2; scenes/problems/rabbit_single_support.toml): the constraints the
 optimiser was given hold at every node, and the stance force it found is the ground reaction Newton–Euler gives
 from the motion alone (seed 003 III.18; engine/dynamics/ground_reaction.py, numba rnea: no CasADi).
-The thesis' 18.2 J is not reached with the digest's boundary states (docs/plugins.md): not tested here."""
+The thesis' 18.2 J is out of reach for RABBIT with a free trunk; why, and what reaches it, in
+test_rabbit_angular_momentum.py."""
 from pathlib import Path
 
 import numpy as np

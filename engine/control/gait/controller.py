@@ -12,8 +12,11 @@ chain wherever the feet actually are.  The phases (Chessé's DS → SS → DS wi
   pitch) on q_ref(θ), and the progression at the gait's speed, ẍ* = x_ref''(θ) + kd (x_ref'(θ) − ẋ): that
   fixes every acceleration (the closed chain has as many degrees of freedom as base coordinates).  The
   actuators outnumber them: (τ, f) is the minimum weighted-norm distribution ``distribution.distribute``
-  (ξ γ² on τ, ``force_weight`` on f, unilateral in the cone μ); when no force in the cones produces q̈ the
-  weighted least-norm solution of the dynamics alone is applied and counted in ``qp_failures``;
+  (ξ γ² on τ, ``force_weight`` on f, unilateral in the cone μ).  When no force in the cones produces q̈ (after
+  a landing the progression arrives faster or slower than the gait, and ẍ*'s kd term asks a braking the feet
+  cannot give without pulling on the ground), the progression's acceleration is relaxed: ẍ* + s, at the cost
+  ½ ``relax_weight`` s² in the same QP (counted in ``relaxed``); if even that fails, the weighted least-norm
+  solution of the dynamics alone is applied and counted in ``qp_failures``;
 * single support: a point foot leaves one degree of freedom unactuated (Chessé's RABBIT: 4 motors, 5 DoF), the
   progression x.  It is left free; it is the gait's clock in both phases: θ is the time at which the gait's x
   (relative to the supporting foot) equals the robot's, and the other base coordinates and the swing leg's joints follow
@@ -57,7 +60,7 @@ class GaitPlayback:
 
     def __init__(self, model, gravity, base_dir=".", gait=None, double_support=None, feet="left_foot right_foot",
                  left="left", right="right", progress=None, kp=400.0, kd=40.0, mu=0.8, xi=1.0, gamma=1.0,
-                 force_weight=1e-4, touchdown_tolerance=0.1, landing=5e-4):
+                 force_weight=1e-4, relax_weight=1e4, touchdown_tolerance=0.1, landing=5e-4):
         if gait is None or double_support is None or progress is None:
             raise ValueError('needs gait="file.csv|npz", double_support (s) and progress (the joint that advances)')
         self.file = GaitFile(model, Path(base_dir) / gait)
@@ -79,7 +82,7 @@ class GaitPlayback:
         self.kp, self.kd, self.mu, self.tolerance = kp, kd, mu, touchdown_tolerance
         self.weights_tau = np.broadcast_to(np.asarray(xi, float) * np.asarray(gamma, float) ** 2,
                                            (len(self.actuated),)).copy()
-        self.force_weight = float(force_weight)
+        self.force_weight, self.relax_weight = float(force_weight), float(relax_weight)
         self.progress_v = model.joint(progress).idx_v
         self.legs = [[model.joint(pair[k]).idx_v for pair in self.swap.pairs] for k in (0, 1)]   # left, right
         forward_kinematics(model, self.data, self.file(0.0))
@@ -102,7 +105,8 @@ class GaitPlayback:
                                 value=gap)
 
     def reset(self, q, v):
-        self.step, self.phase, self.theta, self.touchdowns, self.last, self.qp_failures = 0, "double", 0.0, [], {}, 0
+        self.step, self.phase, self.theta, self.touchdowns, self.last = 0, "double", 0.0, [], {}
+        self.qp_failures = self.relaxed = 0
 
     def reference(self, s, order=0, offset=0.0):
         """q_ref (order 0), q̇_ref or q̈_ref at time s of the period, re-indexed for the current step, the
@@ -157,9 +161,16 @@ class GaitPlayback:
         E = np.vstack([E, np.eye(self.model.nv)[self.progress_v]])
         e = np.append(e, acceleration + self.kd * (speed - v[self.progress_v]))
         J, dJv, k = self._contacts(q, v, [rear, front])
-        qdd = np.linalg.solve(np.vstack([J, E]), np.concatenate([-dJv, e]))
+        K = np.vstack([J, E])
+        qdd = np.linalg.solve(K, np.concatenate([-dJv, e]))
         weights = np.concatenate([self.weights_tau, np.full(J.shape[0], self.force_weight)])
-        tau_a, f, residual, solved = distribute(M, h, qdd, self.S, J, weights, self.mu, k)
+        tau_a, f, residual, solved, _ = distribute(M, h, qdd, self.S, J, weights, self.mu, k)
+        if not solved:               # no force in the cones for ẍ*: the ẍ nearest to it that has one
+            along = np.linalg.solve(K, np.eye(K.shape[0])[-1])                    # ∂q̈/∂ẍ
+            tau_a, f, residual, solved, s = distribute(M, h, qdd, self.S, J, weights, self.mu, k,
+                                                       relax=(along, self.relax_weight))
+            qdd = qdd + s * along
+            self.relaxed += solved
         self.qp_failures += not solved
         return qdd, tau_a, f, residual, solved
 

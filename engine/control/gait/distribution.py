@@ -13,7 +13,8 @@ cone, N > 0 and |T| < μ N (II.34–II.35, II.38–II.39) — the per-instant QP
            N_k ≥ 0,   μ N_k ∓ T_k,j ≥ 0                                            (each contact k, tangent j)
 
 solved by proxsuite (dense ProxQP), then polished: the equality-constrained problem on the active set the
-solver found is solved exactly (its KKT system), so that the dynamics hold to rounding.  In single support
+solver found is solved exactly (its KKT system), so that the dynamics hold to rounding.  When no u meets the
+cones, the motion itself can be relaxed along one direction n, q̈ + s n, s one more unknown costing ½ w s².  In single support
 there is one stance foot and fewer unknowns than rows; ``hybrid_contact`` then solves the square system of
 prescribed accelerations on some coordinates (seed 004's hybrid dynamics) with the stance contact held.
 
@@ -33,13 +34,15 @@ ACTIVE = 1e-9               # an inequality within this of its bound (or with a 
 
 class Distribution(NamedTuple):
     """``tau`` (na,) actuated joint forces, ``f`` (n_c·k,) contact forces (N, T...) per contact,
-    ``residual`` = ‖Sᵀτ + J_cᵀf − M q̈ − h‖∞, ``solved`` False if the QP is infeasible (``tau``, ``f`` then
-    the least-squares weighted minimum norm of the dynamics alone, outside the cones)."""
+    ``residual`` = ‖Sᵀτ + J_cᵀf − M q̈ − h‖∞ (q̈ moved by ``s`` along a relaxed direction), ``solved`` False if
+    the QP is infeasible (``tau``, ``f`` then the least-squares weighted minimum norm of the dynamics alone,
+    outside the cones), ``s`` how far the motion left q̈ (0 without ``relax``)."""
 
     tau: np.ndarray
     f: np.ndarray
     residual: float
     solved: bool
+    s: float = 0.0
 
 
 def cone_rows(n_contacts: int, k: int, mu: float) -> np.ndarray:
@@ -54,17 +57,21 @@ def cone_rows(n_contacts: int, k: int, mu: float) -> np.ndarray:
     return np.kron(np.eye(n_contacts), np.array(block))
 
 
-def distribute(M, h, qdd, S, Jc, weights, mu, k=2) -> Distribution:
+def distribute(M, h, qdd, S, Jc, weights, mu, k=2, relax=None) -> Distribution:
     """The minimum weighted-norm (τ, f) of the motion q̈ (module docstring).  M (nv, nv), h (nv,), S (na, nv)
     the actuated rows, Jc (n_c k, nv) contact rows (normal, tangents) per contact, weights (na + n_c k,) the
-    diagonal of W (ξ_i γ_i²), mu the friction coefficient of the cones."""
+    diagonal of W (ξ_i γ_i²), mu the friction coefficient of the cones.  ``relax`` = (n, w) lets the motion be
+    q̈ + s n, n (nv,), at the cost ½ w s²: s is one more unknown, its column of the dynamics −M n."""
     A = np.hstack([S.T, Jc.T])
     b = M @ qdd + h
     W = np.asarray(weights, float)
     if W.shape != (A.shape[1],) or np.any(W <= 0.0):
         raise ValueError(f"weights must be {A.shape[1]} positive numbers, got {W}")
+    if relax is not None:
+        A, W = np.hstack([A, -(M @ relax[0])[:, None]]), np.append(W, relax[1])
     na, nf = S.shape[0], Jc.shape[0]
-    C = np.hstack([np.zeros(((2 * k - 1) * (nf // k), na)), cone_rows(nf // k, k, mu)])
+    C = np.zeros(((2 * k - 1) * (nf // k), A.shape[1]))
+    C[:, na:na + nf] = cone_rows(nf // k, k, mu)
     qp = proxsuite.proxqp.dense.QP(A.shape[1], A.shape[0], C.shape[0])
     qp.settings.eps_abs, qp.settings.eps_rel, qp.settings.max_iter = 1e-9, 0.0, 1000
     qp.init(np.diag(W), np.zeros(A.shape[1]), A, b, C, np.zeros(C.shape[0]), np.full(C.shape[0], 1e20))
@@ -76,7 +83,8 @@ def distribute(M, h, qdd, S, Jc, weights, mu, k=2) -> Distribution:
         u = _equality_min_norm(W, np.vstack([A, C[active]]), np.concatenate([b, np.zeros(active.sum())]))
     else:
         u = _equality_min_norm(W, A, b)
-    return Distribution(u[:na], u[na:], float(np.abs(A @ u - b).max()), solved)
+    return Distribution(u[:na], u[na:na + nf], float(np.abs(A @ u - b).max()), solved,
+                        float(u[-1]) if relax is not None else 0.0)
 
 
 def _equality_min_norm(W, A, b):
