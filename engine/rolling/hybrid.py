@@ -35,7 +35,7 @@ from scipy.optimize import brentq
 
 from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy
 from engine.dynamics.integrators import step_rk4
-from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
+from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling, wheel_rows
 from engine.errors import SimulationError, UniverseError
 from engine.rolling.impact import contact_frame, predict_correct
 
@@ -79,6 +79,9 @@ class _OnGround:
 
     def __init__(self, disks):
         self.disks = disks
+        self.bodies = tuple(b for d in disks for b in d.bodies)
+        self.rows = wheel_rows(self.bodies, [h for d in disks for h in d.radii], [a for d in disks for a in d.axes],
+                               [d.up for d in disks for _ in d.bodies], [d.origin for d in disks for _ in d.bodies])
 
     def jacobian(self, model, data, q):
         return np.vstack([d.jacobian(model, data, q) for d in self.disks])
