@@ -83,7 +83,9 @@ class ArticulaEngine:
     def step(self, dt):
         sim, timer = self.sim, self.sim.timer
         with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
-            for _, run in self.trees:
+            for m, run in self.trees:
+                if m in self.rolling and self.contact_stage.idle:   # its rolling step needs no free dynamics
+                    continue
                 run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
                 sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
                 run.free_velocities(dt)
@@ -134,13 +136,14 @@ class ArticulaEngine:
         """A multibody on wheels: the rolling dynamics (``engine.dynamics.rolling``: RK4, then the projection
         onto the ground), under its torques, user and contact wrenches; the new state and those inputs are kept,
         and the wheels' ground forces λ there solved only when ``contacts()`` asks (one KKT solve less a step)."""
-        disks, f = self.rolling[m], run.f_ext + run.f_contact
+        disks = self.rolling[m]
+        f = np.add(run.f_ext, run.f_contact, out=run.f_total) if run.in_contact else run.f_ext
         if m in self.hybrid:
             run.q[:], run.v[:] = self.hybrid[m].step(run.q, run.v, run.tau, f, self.sim.time, dt)
             return
         q, v = step_rolling(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
         run.q[:], run.v[:] = q, v
-        self.wheel_inputs[m] = (q, v, run.tau.copy(), f)
+        self.wheel_inputs[m] = (q, v, run.tau.copy(), f.copy())
 
     def wheel_forces(self, m):
         """λ (wheels, 3): the ground's force on each wheel of multibody m at the end of the last step (base
