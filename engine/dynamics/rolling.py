@@ -36,7 +36,7 @@ import numpy as np
 
 from engine.dynamics import crba, forward_kinematics, rnea
 from engine.dynamics._kernels import rolling as _k
-from engine.dynamics.integrators import STEPPERS, _topology
+from engine.dynamics.integrators import STEPPERS, _dexp_inv, _topology, difference, integrate
 from engine.dynamics.jacobians import point_classical_acceleration, point_jacobian
 from engine.dynamics.inputs import BAD, GRAVITY, _conform, gravity_array, pack_of, report
 from engine.dynamics._kernels.kinematics import WARN, check_q, check_vector
@@ -238,6 +238,60 @@ def step_rolling(model, data, q, v, tau, dt, disks, gravity=GRAVITY, f_ext=None,
                              PROJECTION_TOL)
     _verdict(model, disks, status, dict(q=q, v=v, tau=tau, f_ext=f_ext, gravity=g))
     return work.q.copy(), work.v.copy()
+
+
+class AdamsBashforthMoulton4:
+    """Adams–Bashforth–Moulton of order 4 in PECE mode for the rolling dynamics (the thesis's integrator for Table
+    2.2, seed 001 §2.6): two evaluations of the KKT dynamics a step where RK4 takes four, at the same order.
+    It is started by RK4 steps (``step_rolling``) until it has four points, and ``restart()`` forgets them (after
+    an event, a change of the contact configuration or of the inputs, which breaks the smoothness the
+    multistep formulas assume).
+
+    On the group the past points are seen in the chart at the current one, q_j = q_n ⊕ ξ_j (ξ_j = q_j ⊖ q_n),
+    their configuration slopes K_j = dexp⁻¹(ξ_j, v_j) (a multistep method in a moving chart; Faltinsen, Marthinsen
+    & Munthe-Kaas 2001), with h = δt and a_j the accelerations:
+
+        predict  ξ_p = h/24 (55 K_n − 59 K_{n−1} + 37 K_{n−2} − 9 K_{n−3}),  v_p likewise with a_j   (AB4)
+        evaluate a_p = a(q_n ⊕ ξ_p, v_p),  K_p = dexp⁻¹(ξ_p, v_p)
+        correct  ξ = h/24 (9 K_p + 19 K_n − 5 K_{n−1} + K_{n−2}),  v likewise with a_j          (AM, order 4)
+        q_{n+1} = q_n ⊕ ξ, then ``project``; evaluate a_{n+1} there (the next step's a_n)
+    """
+
+    ORDER = 4
+
+    def __init__(self):
+        self.points = []          # (q_j, v_j, a_j), oldest first, at most 4; δt of the steps that made them
+        self.dt = None
+
+    def restart(self):
+        self.points, self.dt = [], None
+
+    def step(self, model, data, q, v, tau, dt, disks, gravity=GRAVITY, f_ext=None):
+        """(q, v) after δt (new arrays); τ and f_ext held as in ``step_rolling``."""
+        if self.dt is not None and dt != self.dt:
+            self.restart()                     # the formulas assume a constant step
+        if not self.points:
+            self.points.append((q.copy(), v.copy(), rolling_dynamics(model, data, q, v, tau, disks, gravity, f_ext)[0]))
+        if len(self.points) < self.ORDER:
+            q1, v1 = step_rolling(model, data, q, v, tau, dt, disks, gravity, f_ext)
+        else:
+            q1, v1 = self._pece(model, data, tau, dt, disks, gravity, f_ext)
+        self.points = self.points[-(self.ORDER - 1):] + [
+            (q1, v1, rolling_dynamics(model, data, q1, v1, tau, disks, gravity, f_ext)[0])]
+        self.dt = dt
+        return q1, v1
+
+    def _pece(self, model, data, tau, dt, disks, gravity, f_ext):
+        (q3, v3, a3), (q2, v2, a2), (q1, v1, a1), (q0, v0, a0) = self.points           # q0 = q_n
+        K3, K2, K1 = (_dexp_inv(model, difference(model, q0, qj), vj) for qj, vj in ((q3, v3), (q2, v2), (q1, v1)))
+        h = dt / 24.0
+        xi_p = h * (55.0 * v0 - 59.0 * K1 + 37.0 * K2 - 9.0 * K3)
+        v_p = v0 + h * (55.0 * a0 - 59.0 * a1 + 37.0 * a2 - 9.0 * a3)
+        a_p = rolling_dynamics(model, data, integrate(model, q0, xi_p), v_p, tau, disks, gravity, f_ext)[0]
+        K_p = _dexp_inv(model, xi_p, v_p)
+        xi = h * (9.0 * K_p + 19.0 * v0 - 5.0 * K1 + K2)
+        v = v0 + h * (9.0 * a_p + 19.0 * a0 - 5.0 * a1 + a2)
+        return project(model, data, integrate(model, q0, xi), v, disks)
 
 
 def consistent_velocity(model, data, q, disks, independent: dict):
