@@ -262,3 +262,31 @@ def test_a_wheel_starting_inside_the_ground_names_its_line(tmp_path):
     with pytest.raises(UniverseError, match="wheel 'rear_wheel' of 'bicycle' starts 0.01 m inside") as err:
         engine.Simulation(engine.load_universe(path))
     assert err.value.line == line_of(path, 'radius="0.3"') and err.value.value == pytest.approx(-0.01, abs=1e-12)
+
+
+def test_the_events_go_into_the_saved_recording_and_come_back(tmp_path):
+    """The ramp jump's events (lift-offs, collisions with their impact predictions, energies and residuals) are
+    written into the recording's .npz and read back equal to the bit, in the recorder's timeline and in each
+    frame's own step; a recording without events reads back with none."""
+    from app.recording import Recorder
+    sim = engine.Simulation(engine.load_universe(SCENES / "bicycle_ramp_jump.xml"))
+    recorder = Recorder()
+    while len(sim.wheel_events()) < 4:
+        sim.step(1)
+        recorder.append(sim)
+    recorder.save(tmp_path / "jump.npz", multibodies=[run.name for run in sim.runs])
+    loaded = Recorder.load(tmp_path / "jump.npz")
+    assert len(loaded.events()) == len(recorder.events()) >= 4
+    for (t, m, e), (t2, m2, e2) in zip(recorder.events(), loaded.events()):
+        assert (t, m, e.t, e.kind, e.wheel, e.cause, e.on_ground, e.kinetic, e.residual) == \
+               (t2, m2, e2.t, e2.kind, e2.wheel, e2.cause, e2.on_ground, e2.kinetic, e2.residual)
+        assert len(e.predictions) == len(e2.predictions)
+        for (w, lam, ok), (w2, lam2, ok2) in zip(e.predictions, e2.predictions):
+            assert w == w2 and ok == ok2 and np.array_equal(lam, lam2)
+        assert e.line() == e2.line()
+    assert ([[(m, e.line()) for m, e in f.events] for f in recorder.frames()]
+            == [[(m, e.line()) for m, e in f.events] for f in loaded.frames()])
+    quiet = Recorder()
+    quiet.append(engine.Simulation(engine.load_universe(SCENES / "bicycle_bounce.xml")))
+    quiet.save(tmp_path / "quiet.npz")
+    assert Recorder.load(tmp_path / "quiet.npz").events() == ()
