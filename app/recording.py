@@ -18,14 +18,16 @@ file="run.npz"/>`` replays a device of a saved recording.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from engine.rolling.hybrid import WheelEvent
 from engine.state import ActiveContacts, State
 
 FORMAT = "articula-recording-1"
@@ -155,6 +157,8 @@ class Recorder:
         arrays.update(_warm_start_arrays([f.state.warm_start for f in frames]))
         arrays.update(_external_arrays([f.external for f in frames]))
         arrays.update(_measurement_arrays([f.measurements for f in frames]))
+        with self._lock:
+            arrays.update(_event_arrays(self._events))
         devices = self.devices()
         arrays["device_names"] = np.array(list(devices), dtype=str)
         for k, columns in enumerate(devices.values()):
@@ -171,10 +175,13 @@ class Recorder:
                 raise ValueError(f"format {str(data['format'])!r}, expected {FORMAT!r}")
             frames = _frames_from(data)
             devices = device_arrays(data)
+            events = _events_from(data)
         except (OSError, KeyError, ValueError) as exc:
             raise ValueError(f"{path}: not an Articula recording ({exc})") from exc
         recorder = Recorder(capacity or max(len(frames), 1))
-        recorder._frames.extend(frames)
+        recorder._frames.extend(replace(f, events=tuple((m, e) for step, _, m, e in events if step == f.state.step))
+                                for f in frames)           # each frame's own step's events, as ``append`` keeps them
+        recorder._events = events
         recorder._loaded_devices = devices
         return recorder
 
@@ -274,6 +281,32 @@ def _frames_from(data) -> list:
                          for j, (m, b) in enumerate(data["external_body"][k, :ne]))
         frames.append(RecordedFrame(state, contacts, external, tau, _measurements(data, k)))
     return frames
+
+
+def _event_arrays(events) -> dict:
+    """The run's wheel events (step, t, multibody, WheelEvent): "event_step", "event_t", "event_multibody" and
+    "event_fields", each event's fields as JSON (floats written by repr: read back to the bit); none in a recording
+    without events (files from before they were saved read as having none)."""
+    fields = [json.dumps(dict(kind=e.kind, wheel=e.wheel, cause=e.cause, on_ground=list(e.on_ground),
+                              predictions=[[list(w), np.asarray(lam).tolist(), bool(ok)] for w, lam, ok in e.predictions],
+                              kinetic=list(e.kinetic), residual=e.residual)) for _, _, _, e in events]
+    return {"event_step": np.array([s for s, _, _, _ in events], np.int64),
+            "event_t": np.array([t for _, t, _, _ in events], float),
+            "event_multibody": np.array([m for _, _, m, _ in events], dtype=str),
+            "event_fields": np.array(fields, dtype=str)}
+
+
+def _events_from(data) -> list:
+    if "event_t" not in data.files:
+        return []
+    events = []
+    for step, t, m, text in zip(data["event_step"], data["event_t"], data["event_multibody"], data["event_fields"]):
+        f = json.loads(str(text))
+        predictions = tuple((tuple(w), np.array(lam, float).reshape(-1, 3), ok) for w, lam, ok in f["predictions"])
+        event = WheelEvent(float(t), f["kind"], f["wheel"], f["cause"], tuple(f["on_ground"]), predictions,
+                           tuple(f["kinetic"]), f["residual"])
+        events.append((int(step), float(t), str(m), event))
+    return events
 
 
 SENSOR_PREFIX = "sensor/"   # arrays "sensor/<name>/<signal>" (frames, size), NaN in frames without the reading

@@ -224,6 +224,9 @@ class ContactStage:
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
         self.member_start, self.members = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
+        #: no pair of objects can touch, no sole, no closure or joint row: every step is contactless (a bicycle on
+        #: its <Wheel>s alone), so ``step`` has nothing to do
+        self.idle = not len(self.world.pairs) and self.soles is None and not len(self.closures)
         self.reset()
 
     def reset(self):
@@ -261,6 +264,8 @@ class ContactStage:
 
     def step(self, dt):
         """Detection → groups → Λ → solve → ``run.f_contact`` for the step δt (each stage timed)."""
+        if self.idle:                                    # as a contactless step leaves it: reset, no wrench
+            return
         with self.timer.stage("collision"):
             n = len(self.bodies.R) - 1                   # every body but the static row, in the world's order
             np.copyto(self.world.placements[0], self.bodies.R[:n])

@@ -19,20 +19,30 @@ The constrained dynamics, two ways on the same model (checklist item 3 of the di
 
 λ (3 per wheel, N, world axes) is the ground's force on each wheel. J̇v, the rate of J along the motion with the
 contact point moving on the rim, is in closed form (``RollingDisks.jacobian_rate``).
+
+``rolling_dynamics`` (KKT), ``project`` and ``step_rolling`` (RK4 then the projection) run as numba kernels next to
+this file's readable numpy (``_kernels/rolling.py``: the KKT system by its Schur complement on M's Cholesky factor,
+the whole step in one call, no allocation); ``null_space_dynamics``, ``jacobian`` and ``jacobian_rate`` stay in
+numpy, the independent references the kernels are tested against.
 """
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from engine.dynamics import crba, forward_kinematics, rnea
-from engine.dynamics.integrators import STEPPERS, integrate
+from engine.dynamics._kernels import rolling as _k
+from engine.dynamics.integrators import STEPPERS, _dexp_inv, _topology, difference, integrate
 from engine.dynamics.jacobians import point_classical_acceleration, point_jacobian
-from engine.dynamics.inputs import GRAVITY
+from engine.dynamics.inputs import BAD, GRAVITY, _conform, gravity_array, pack_of, report
+from engine.dynamics._kernels.kinematics import WARN, check_q, check_vector
 
 PROJECTION_TOL = 1e-13  # m: altitudes after ``project``
+PROJECTION_ITERATIONS = 10
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,12 @@ class RollingDisks:
     up: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
     origin: np.ndarray = field(default_factory=lambda: np.zeros(3))
     ground: str = "ground"    # the name of the body the wheels roll on (for contact reports)
+
+    @cached_property
+    def rows(self):
+        """The wheels as the kernels take them: ``wi`` (k,) bodies, ``wf`` (k, WF_SIZE) radius, axis, up, origin."""
+        return wheel_rows(self.bodies, self.radii, self.axes, [self.up] * len(self.bodies),
+                          [self.origin] * len(self.bodies))
 
     def contact_points(self, model, data):
         """World contact points (k, 3) and their coordinates in the wheels' body frames, at the placements of the
@@ -106,21 +122,74 @@ def _cross(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
+def wheel_rows(bodies, radii, axes, ups, origins):
+    """(wi, wf): wheels as the rolling kernels take them (each on its own plane: ``ups``, ``origins``)."""
+    wf = np.zeros((len(bodies), _k.WF_SIZE))
+    for w, row in enumerate(zip(radii, axes, ups, origins)):
+        wf[w] = np.concatenate([[row[0]], *row[1:]])
+    return np.array(bodies, np.int64), wf
+
+
+class _Work:
+    """The arrays the rolling kernels write, for one Data and k wheels (allocated once)."""
+
+    def __init__(self, model, k):
+        n, m = model.nv, 3 * k
+        self.M, self.J, self.Y, self.S = np.zeros((n, n)), np.zeros((m, n)), np.zeros((n, m)), np.zeros((m, m))
+        self.vec = np.zeros((_k.V_SIZE, max(model.nq, n, m, 8)))
+        self.topo = np.array(_topology(model), np.int64)
+        self.q, self.v, self.a = np.zeros(model.nq), np.zeros(n), np.zeros(n)
+
+
+_WORK = weakref.WeakKeyDictionary()
+
+
+def _work(model, data, k) -> _Work:
+    works = _WORK.get(data)
+    if works is None:
+        works = _WORK[data] = {}
+    work = works.get(k)
+    if work is None:
+        work = works[k] = _Work(model, k)
+    return work
+
+
+def _arrays(*xs):
+    """Each input as a C-contiguous float64 array (itself when it is one: the kernels' fast path)."""
+    return [x if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous
+            else np.ascontiguousarray(x, dtype=np.float64) for x in xs]
+
+
+def _verdict(model, disks, status, inputs):
+    """Raise for the kernel's status: bad ``inputs`` ({name: array}) named by ``engine.dynamics.inputs`` (a
+    wrong shape, a non-finite value, a quaternion off unit), a renormalised quaternion warned, a singular
+    constraint a LinAlgError."""
+    if status == BAD:
+        inputs = {name: _conform(model, name, x) for name, x in inputs.items()}
+    if status:
+        report(BAD if status == BAD else min(status, WARN), model, stacklevel=4, **inputs)
+    if status == _k.NOT_DEFINITE:
+        raise np.linalg.LinAlgError(f"{model.name}: the rolling constraints of wheels {disks.bodies} are singular "
+                                    f"(a wheel lying flat, or rows that depend on each other)")
+
+
+def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY, f_ext=None):
+    """(a, λ) by the KKT system (module docstring; kernel ``rolling_acceleration``); ``f_ext`` (nbodies, 6):
+    wrenches on the bodies (body frames, at their origins), as ``aba`` takes them."""
+    pack, (wi, wf) = pack_of(model, data), disks.rows
+    work = _work(model, data, len(wi))
+    q, v, tau, f_ext = _arrays(q, v, tau, data.fext_zero if f_ext is None else f_ext)
+    g = gravity_array(gravity)
+    status = _k.checked_acceleration(pack.mi, pack.mf, data.ws, data.wd, q, v, tau, f_ext, g, wi, wf, work.M,
+                                     work.J, work.Y, work.S, work.vec, work.a)
+    _verdict(model, disks, status, dict(q=q, v=v, tau=tau, f_ext=f_ext, gravity=g))
+    return work.a.copy(), work.vec[_k.V_LAM, :3 * len(wi)].copy()
+
+
 def _terms(model, data, q, v, disks, gravity, f_ext=None):
     """M, J and the bias h(q, v) = rnea(q, v, 0) (gravity, Coriolis, passive joint forces, f_ext)."""
     M, J = crba(model, data, q), disks.jacobian(model, data, q)
     return M, J, rnea(model, data, q, v, np.zeros(model.nv), f_ext, gravity=gravity)
-
-
-def rolling_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY, f_ext=None):
-    """(a, λ) by the KKT system (module docstring); ``f_ext`` (nbodies, 6): wrenches on the bodies (body frames,
-    at their origins), as ``aba`` takes them."""
-    M, J, bias = _terms(model, data, q, v, disks, gravity, f_ext)
-    n, m = model.nv, J.shape[0]
-    K = np.zeros((n + m, n + m))
-    K[:n, :n], K[:n, n:], K[n:, :n] = M, J.T, J
-    x = np.linalg.solve(K, np.concatenate([tau - bias, -disks.jacobian_rate(model, data, q, v)]))
-    return x[:n], -x[n:]
 
 
 def null_space_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY):
@@ -134,27 +203,95 @@ def null_space_dynamics(model, data, q, v, tau, disks, gravity=GRAVITY):
     return a, np.linalg.lstsq(J.T, M @ a + bias - tau, rcond=None)[0]
 
 
-def project(model, data, q, v, disks, iterations=10):
-    """(q, v) back on the constraints: the altitudes to zero by Gauss–Newton on the normal rows (the least
-    change of the configuration), then v to the nearest velocity, in the kinetic-energy metric, with J v = 0."""
-    for _ in range(iterations):
-        phi = disks.altitudes(model, data, q)
-        if np.max(np.abs(phi)) <= PROJECTION_TOL:
-            break
-        G = np.einsum("kin,ki->kn", disks.jacobian(model, data, q).reshape(len(phi), 3, -1), disks.normals())
-        q = integrate(model, q, -G.T @ np.linalg.solve(G @ G.T, phi))
-    M, J = crba(model, data, q), disks.jacobian(model, data, q)
-    Minv_JT = np.linalg.solve(M, J.T)
-    return q, v - Minv_JT @ np.linalg.solve(J @ Minv_JT, J @ v)
+def project(model, data, q, v, disks, iterations=PROJECTION_ITERATIONS):
+    """(q, v) back on the constraints (kernel ``project``): the altitudes to zero by Gauss–Newton on the normal
+    rows (the least change of the configuration), then v to the nearest velocity, in the kinetic-energy metric,
+    with J v = 0. Returns new arrays."""
+    pack, (wi, wf) = pack_of(model, data), disks.rows
+    work = _work(model, data, len(wi))
+    q, v = (_conform(model, name, x) for name, x in (("q", q), ("v", v)))      # copies: projected in place
+    status = max(check_q(pack.mi[:model.nbodies], q), check_vector(v, model.nv))
+    if status != BAD:
+        status = max(status, _k.project(pack.mi, pack.mf, data.ws, data.wd, work.topo, q, v, wi, wf, work.M,
+                                        work.J, work.Y, work.S, work.vec, iterations, PROJECTION_TOL))
+    _verdict(model, disks, status, dict(q=q, v=v))
+    return q, v
 
 
 def step_rolling(model, data, q, v, tau, dt, disks, gravity=GRAVITY, f_ext=None, integrator="rk4"):
-    """One step of the rolling dynamics (RK4 on the group by default), then ``project``; τ and ``f_ext`` held
-    over the step."""
-    def acceleration(model, data, q, v, tau, f_ext, gravity):
-        return rolling_dynamics(model, data, q, v, tau, disks, gravity, f_ext)[0]
-    q, v = STEPPERS[integrator](model, data, q, v, tau, dt, f_ext=f_ext, gravity=gravity, acceleration=acceleration)
-    return project(model, data, q, v, disks)
+    """One step of the rolling dynamics, then ``project``; τ and ``f_ext`` held over the step. RK4 on the group
+    by default: one call of the kernel ``rolling_step``. Returns new arrays."""
+    if integrator != "rk4":
+        def acceleration(model, data, q, v, tau, f_ext, gravity):
+            return rolling_dynamics(model, data, q, v, tau, disks, gravity, f_ext)[0]
+        q, v = STEPPERS[integrator](model, data, q, v, tau, dt, f_ext=f_ext, gravity=gravity,
+                                    acceleration=acceleration)
+        return project(model, data, q, v, disks)
+    if not (np.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"time step dt must be finite and > 0, got {dt!r}")
+    pack, (wi, wf) = pack_of(model, data), disks.rows
+    work = _work(model, data, len(wi))
+    q, v, tau, f_ext = _arrays(q, v, tau, data.fext_zero if f_ext is None else f_ext)
+    g = gravity_array(gravity)
+    status = _k.rolling_step(pack.mi, pack.mf, data.ws, data.wd, work.topo, q, v, tau, f_ext, g, float(dt), wi, wf,
+                             work.M, work.J, work.Y, work.S, work.vec, work.q, work.v, PROJECTION_ITERATIONS,
+                             PROJECTION_TOL)
+    _verdict(model, disks, status, dict(q=q, v=v, tau=tau, f_ext=f_ext, gravity=g))
+    return work.q.copy(), work.v.copy()
+
+
+class AdamsBashforthMoulton4:
+    """Adams–Bashforth–Moulton of order 4 in PECE mode for the rolling dynamics (the thesis's integrator for Table
+    2.2, seed 001 §2.6): two evaluations of the KKT dynamics a step where RK4 takes four, at the same order.
+    It is started by RK4 steps (``step_rolling``) until it has four points, and ``restart()`` forgets them (after
+    an event, a change of the contact configuration or of the inputs, which breaks the smoothness the
+    multistep formulas assume).
+
+    On the group the past points are seen in the chart at the current one, q_j = q_n ⊕ ξ_j (ξ_j = q_j ⊖ q_n),
+    their configuration slopes K_j = dexp⁻¹(ξ_j, v_j) (a multistep method in a moving chart; Faltinsen, Marthinsen
+    & Munthe-Kaas 2001), with h = δt and a_j the accelerations:
+
+        predict  ξ_p = h/24 (55 K_n − 59 K_{n−1} + 37 K_{n−2} − 9 K_{n−3}),  v_p likewise with a_j   (AB4)
+        evaluate a_p = a(q_n ⊕ ξ_p, v_p),  K_p = dexp⁻¹(ξ_p, v_p)
+        correct  ξ = h/24 (9 K_p + 19 K_n − 5 K_{n−1} + K_{n−2}),  v likewise with a_j          (AM, order 4)
+        q_{n+1} = q_n ⊕ ξ, then ``project``; evaluate a_{n+1} there (the next step's a_n)
+    """
+
+    ORDER = 4
+
+    def __init__(self):
+        self.points = []          # (q_j, v_j, a_j), oldest first, at most 4; δt of the steps that made them
+        self.dt = None
+
+    def restart(self):
+        self.points, self.dt = [], None
+
+    def step(self, model, data, q, v, tau, dt, disks, gravity=GRAVITY, f_ext=None):
+        """(q, v) after δt (new arrays); τ and f_ext held as in ``step_rolling``."""
+        if self.dt is not None and dt != self.dt:
+            self.restart()                     # the formulas assume a constant step
+        if not self.points:
+            self.points.append((q.copy(), v.copy(), rolling_dynamics(model, data, q, v, tau, disks, gravity, f_ext)[0]))
+        if len(self.points) < self.ORDER:
+            q1, v1 = step_rolling(model, data, q, v, tau, dt, disks, gravity, f_ext)
+        else:
+            q1, v1 = self._pece(model, data, tau, dt, disks, gravity, f_ext)
+        self.points = self.points[-(self.ORDER - 1):] + [
+            (q1, v1, rolling_dynamics(model, data, q1, v1, tau, disks, gravity, f_ext)[0])]
+        self.dt = dt
+        return q1, v1
+
+    def _pece(self, model, data, tau, dt, disks, gravity, f_ext):
+        (q3, v3, a3), (q2, v2, a2), (q1, v1, a1), (q0, v0, a0) = self.points           # q0 = q_n
+        K3, K2, K1 = (_dexp_inv(model, difference(model, q0, qj), vj) for qj, vj in ((q3, v3), (q2, v2), (q1, v1)))
+        h = dt / 24.0
+        xi_p = h * (55.0 * v0 - 59.0 * K1 + 37.0 * K2 - 9.0 * K3)
+        v_p = v0 + h * (55.0 * a0 - 59.0 * a1 + 37.0 * a2 - 9.0 * a3)
+        a_p = rolling_dynamics(model, data, integrate(model, q0, xi_p), v_p, tau, disks, gravity, f_ext)[0]
+        K_p = _dexp_inv(model, xi_p, v_p)
+        xi = h * (9.0 * K_p + 19.0 * v0 - 5.0 * K1 + K2)
+        v = v0 + h * (9.0 * a_p + 19.0 * a0 - 5.0 * a1 + a2)
+        return project(model, data, integrate(model, q0, xi), v, disks)
 
 
 def consistent_velocity(model, data, q, disks, independent: dict):

@@ -21,7 +21,7 @@ from engine.contact.stepping import ContactStage
 from engine.dynamics import aba, forward_kinematics
 from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
-from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
+from engine.dynamics.rolling import AdamsBashforthMoulton4, RollingDisks, project, rolling_dynamics, step_rolling
 from engine.engines.free_bodies import FreeBodies, batchable
 from engine.rolling.ground import Ground
 from engine.rolling.hybrid import HybridWheels
@@ -45,6 +45,8 @@ class ArticulaEngine:
         self.wheel_inputs = {m: None for m in self.rolling}    # (q, v, τ, f) of the last step: λ when asked
         self.hybrid = {m: _hybrid_wheels(sim.runs[m], sim.universe) for m in self.rolling
                        if sim.universe.wheel_events}           # wheels that leave the ground: event-driven
+        self.multistep = {m: AdamsBashforthMoulton4() for m in self.rolling
+                          if sim.universe.rolling_integrator == "abm4"}    # <Settings rolling="abm4">
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
@@ -54,6 +56,8 @@ class ArticulaEngine:
     def load(self, warm_start):
         self.contact_stage.set_warm_start(warm_start or {})   # empty: forget the contacts and their counts
         self.wheel_inputs = dict.fromkeys(self.rolling)       # no step yet from this state: no λ
+        for multistep in self.multistep.values():             # a new state: no past points
+            multistep.restart()
         for m, hybrid in self.hybrid.items():                 # the contact configuration and the event log
             run = self.sim.runs[m]
             if warm_start and "wheels" in warm_start:
@@ -83,7 +87,9 @@ class ArticulaEngine:
     def step(self, dt):
         sim, timer = self.sim, self.sim.timer
         with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
-            for _, run in self.trees:
+            for m, run in self.trees:
+                if m in self.rolling and self.contact_stage.idle:   # its rolling step needs no free dynamics
+                    continue
                 run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
                 sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
                 run.free_velocities(dt)
@@ -134,13 +140,15 @@ class ArticulaEngine:
         """A multibody on wheels: the rolling dynamics (``engine.dynamics.rolling``: RK4, then the projection
         onto the ground), under its torques, user and contact wrenches; the new state and those inputs are kept,
         and the wheels' ground forces λ there solved only when ``contacts()`` asks (one KKT solve less a step)."""
-        disks, f = self.rolling[m], run.f_ext + run.f_contact
+        disks = self.rolling[m]
+        f = np.add(run.f_ext, run.f_contact, out=run.f_total) if run.in_contact else run.f_ext
         if m in self.hybrid:
             run.q[:], run.v[:] = self.hybrid[m].step(run.q, run.v, run.tau, f, self.sim.time, dt)
             return
-        q, v = step_rolling(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
+        stepper = self.multistep[m].step if m in self.multistep else step_rolling
+        q, v = stepper(run.model, run.data, run.q, run.v, run.tau, dt, disks, run.gravity, f)
         run.q[:], run.v[:] = q, v
-        self.wheel_inputs[m] = (q, v, run.tau.copy(), f)
+        self.wheel_inputs[m] = (q, v, run.tau.copy(), f.copy())
 
     def wheel_forces(self, m):
         """λ (wheels, 3): the ground's force on each wheel of multibody m at the end of the last step (base

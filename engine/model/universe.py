@@ -169,6 +169,7 @@ class Universe:
     integrator: str = "semi-implicit-euler"
     engine: str = "articula"           # the dynamics engine (engine/engines/)
     wheel_events: bool = False         # wheels leave and hit the ground (engine/rolling/) instead of staying on it
+    rolling_integrator: str = "rk4"    # of wheels on the ground: rk4 | abm4 (engine.dynamics.rolling)
     solver: SolverSettings = field(default_factory=SolverSettings)
     contact: ContactSettings = field(default_factory=ContactSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)

@@ -335,11 +335,19 @@ def _settings(r, el) -> dict:
     if el is None:
         return out
     r.check_children(el, SETTINGS_TAGS)
-    r.check_attributes(el, {"engine", "events"})
+    r.check_attributes(el, {"engine", "events", "rolling"})
     if el.get("events") is not None:
         if el.get("events") not in ("on", "off"):
             r.fail(el, "<Settings> 'events' must be on or off", el.get("events"))
         out["wheel_events"] = el.get("events") == "on"
+    if el.get("rolling") is not None:
+        if el.get("rolling") not in ("rk4", "abm4"):
+            r.fail(el, "<Settings> 'rolling' (the integrator of wheels on the ground) must be rk4 or abm4",
+                   el.get("rolling"))
+        if el.get("rolling") == "abm4" and out.get("wheel_events"):
+            r.fail(el, "<Settings> rolling=\"abm4\" is for wheels that stay on the ground; the event-driven loop "
+                       "(events=\"on\") integrates with rk4", el.get("rolling"))
+        out["rolling_integrator"] = el.get("rolling")
     where = lambda e: f"{r.path}:{e.sourceline}"  # noqa: E731
     if el.get("engine") is not None:
         from engine import engines

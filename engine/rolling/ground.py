@@ -93,14 +93,21 @@ class Ground:
         return cls(planes, triangles, face, [f[0] for f in face_name], plane_name)
 
     # ---- gaps ----------------------------------------------------------------------------------------------
-    def gap(self, O, a, h):
-        """(Φ, Support): the gap of the disk to the ground, faces preferred over edges (module docstring)."""
+    def gap(self, O, a, h, exclude: Support | None = None):
+        """(Φ, Support): the gap of the disk to the ground, faces preferred over edges (module docstring);
+        ``exclude``: a support whose plane or face (and that face's edges) is left out: what a wheel rolling on it
+        may run into (a kerb)."""
         best = (np.inf, None)
         for i, (N, P) in enumerate(self.planes):
+            if exclude is not None and exclude.face == -1 and np.array_equal(N, exclude.normal) \
+                    and np.array_equal(P, exclude.point):
+                continue
             phi = N @ (lowest_point(O, a, h, N) - P)
             if phi < best[0]:
                 best = (phi, Support(N, P, -1, self.plane_name[i]))
         near = self._near(O, h)
+        if exclude is not None and exclude.face >= 0:
+            near = near[self.triangle_face[near] != exclude.face]
         if len(near):
             N, P1 = self.normals[near], self.triangles[near, 0]
             C = lowest_point(O, a, h, N)

@@ -8,6 +8,11 @@ and RK4). A step of length δt is integrated, then each wheel's event function i
 
     on the ground:  λ_N, its normal force (3.20)           < 0: lift-off (soft, L2150)
                     the margin of its contact point in its face  < 0: lift-off (hard, the face ended)
+                    its gap to the rest of the ground (its own plane or face and that face's edges left out)
+                                                            < −GAP_TOL: collision with what it rolled into (a
+                                                            kerb: the rim meets the kerb's edge when the hub is
+                                                            h from it; the wheel then rolls on the edge's tangent
+                                                            plane, its only support)
     in the air:     Φ, its gap (3.6, ``Ground.gap``)        < −GAP_TOL: collision (a wheel that has just left
                                                             the ground grazes it within rounding)
 
@@ -35,7 +40,7 @@ from scipy.optimize import brentq
 
 from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy
 from engine.dynamics.integrators import step_rk4
-from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling
+from engine.dynamics.rolling import RollingDisks, project, rolling_dynamics, step_rolling, wheel_rows
 from engine.errors import SimulationError, UniverseError
 from engine.rolling.impact import contact_frame, predict_correct
 
@@ -45,12 +50,14 @@ GAP_TOL = 1e-9         # m: |Φ(s*)| and |margin(s*)| at an accepted root
 FORCE_TOL = 1e-6       # N: |λ_N(s*)| at an accepted root
 ACC_TOL = 1e-6         # m/s²: a wheel released for λ_N < 0 may not sink faster than this
 ZENO_IMPACTS, ZENO_WINDOW = 20, 1e-3
+GAPS = ("gap", "kerb")  # event functions that are distances: a value within GAP_TOL below zero is grazing
+EDGE = -2               # Support.face of an edge or vertex (engine/rolling/ground.py)
 
 
 @dataclass(frozen=True)
 class WheelEvent:
     """A discrete event: time ``t`` (s), ``kind`` (collision | lift-off), ``wheel`` (its name; wheels hitting
-    together: joined by '+'), ``cause`` (gap; force, edge, impulse: released by an impact), the wheels on the
+    together: joined by '+'), ``cause`` (gap, kerb; force, edge, impulse: released by an impact), the wheels on the
     ground after it, the impact's predictions ((wheels, Λ (k, 3) in each contact's (N, T, B) frame, N s,
     accepted), ...), the kinetic energy before and after (J) and how close to zero its function was."""
 
@@ -79,6 +86,9 @@ class _OnGround:
 
     def __init__(self, disks):
         self.disks = disks
+        self.bodies = tuple(b for d in disks for b in d.bodies)
+        self.rows = wheel_rows(self.bodies, [h for d in disks for h in d.radii], [a for d in disks for a in d.axes],
+                               [d.up for d in disks for _ in d.bodies], [d.origin for d in disks for _ in d.bodies])
 
     def jacobian(self, model, data, q):
         return np.vstack([d.jacobian(model, data, q) for d in self.disks])
@@ -116,9 +126,9 @@ class HybridWheels:
         b = self.bodies[w]
         return self.data.oMi_p[b].copy(), self.data.oMi_R[b] @ self.axes[w]
 
-    def gap(self, w, q):
-        """(Φ, Support) of wheel w to the ground at q."""
-        return self.ground.gap(*self.disk(w, q), self.radii[w])
+    def gap(self, w, q, exclude=None):
+        """(Φ, Support) of wheel w to the ground at q (``exclude``: a support left out, ``Ground.gap``)."""
+        return self.ground.gap(*self.disk(w, q), self.radii[w], exclude)
 
     def _rolling(self, w, support):
         return RollingDisks(bodies=(self.bodies[w],), radii=(self.radii[w],), axes=(tuple(self.axes[w]),),
@@ -187,6 +197,8 @@ class HybridWheels:
         for w, lam in self.normal_forces(q, v, tau, f_ext).items():
             out[("force", w)] = lam @ self.support[w].normal
             out[("edge", w)] = self.ground.margin(self.support[w], *self.disk(w, q), self.radii[w])
+            if self.support[w].face != EDGE:              # on an edge's tangent plane: no face to leave out
+                out[("kerb", w)] = self.gap(w, q, exclude=self.support[w])[0]
         for w in range(len(self.bodies)):
             if w not in self.support:
                 out[("gap", w)] = self.gap(w, q)[0]
@@ -200,7 +212,7 @@ class HybridWheels:
         while end - t > TIME_TOL:
             q1, v1 = self.flow(q, v, tau, f_ext, end - t)
             crossed = [key for key, value in self._watch(q1, v1, tau, f_ext).items()
-                       if value < (-GAP_TOL if key[0] == "gap" else 0.0)]      # a gap within GAP_TOL: grazing
+                       if value < (-GAP_TOL if key[0] in GAPS else 0.0)]       # a gap within GAP_TOL: grazing
             if not crossed:
                 q, v, t = q1, v1, end
                 break
@@ -222,7 +234,7 @@ class HybridWheels:
         crossed at the start (f0 < 0) happens at once, but a wheel within ``GAP_TOL`` of the ground (it has just
         left it or bounced) is taken as just above it."""
         if f0 < 0.0:
-            if key[0] != "gap" or f0 < -GAP_TOL:
+            if key[0] not in GAPS or f0 < -GAP_TOL:
                 return 0.0, f0
             f0 = GAP_TOL
 
@@ -244,6 +256,8 @@ class HybridWheels:
         kind, w = key
         if kind == "gap":
             return self._collide(w, q, v, t, residual)
+        if kind == "kerb":
+            return self._collide(w, q, v, t, residual, self.gap(w, q, exclude=self.support[w])[1])
         released = self.support.pop(w)
         if kind == "force":
             self._check_separates(w, released, q, v, tau, f_ext, t)
@@ -279,9 +293,12 @@ class HybridWheels:
                               f"(gap acceleration {sink:.3g} m/s²): ideal rolling contact has no consistent "
                               f"motion here (Painlevé-like: its no-slip forces were not zero)", t, float(sink))
 
-    def _collide(self, w, q, v, t, residual):
-        """The impact of wheel w (module docstring); the wheels that end with γ_N⁺ ≈ 0 are on the ground."""
+    def _collide(self, w, q, v, t, residual, obstacle=None):
+        """The impact of wheel w (module docstring); the wheels that end with γ_N⁺ ≈ 0 are on the ground.
+        ``obstacle``: the support a wheel on the ground ran into (a kerb), which replaces its own."""
         before, support = dict(self.support), dict(self.support)
+        if obstacle is not None:
+            support[w] = obstacle
         M = crba(self.model, self.data, q)
         rows = {}
         for i in range(len(self.bodies)):      # w, the wheels on the ground, and those touching and approaching
@@ -299,7 +316,7 @@ class HybridWheels:
         predictions = tuple((tuple(self.names[i] for i in p.contacts), p.impulse.copy(), p.accepted)
                             for p in tried if p.contacts)
         hit = [w] + sorted(set(support) - set(before) - {w})             # w and the wheels hitting with it
-        self._log(t, "collision", hit, "gap", q, v, final.v, predictions, residual)
+        self._log(t, "collision", hit, "gap" if obstacle is None else "kerb", q, v, final.v, predictions, residual)
         for i in sorted(set(before) - set(self.support)):                 # released by the impact (Test 4)
             self._log(t, "lift-off", [i], "impulse", q, final.v, final.v)
         self._zeno(w, t)

@@ -262,3 +262,60 @@ def test_a_wheel_starting_inside_the_ground_names_its_line(tmp_path):
     with pytest.raises(UniverseError, match="wheel 'rear_wheel' of 'bicycle' starts 0.01 m inside") as err:
         engine.Simulation(engine.load_universe(path))
     assert err.value.line == line_of(path, 'radius="0.3"') and err.value.value == pytest.approx(-0.01, abs=1e-12)
+
+
+def test_the_events_go_into_the_saved_recording_and_come_back(tmp_path):
+    """The ramp jump's events (lift-offs, collisions with their impact predictions, energies and residuals) are
+    written into the recording's .npz and read back equal to the bit, in the recorder's timeline and in each
+    frame's own step; a recording without events reads back with none."""
+    from app.recording import Recorder
+    sim = engine.Simulation(engine.load_universe(SCENES / "bicycle_ramp_jump.xml"))
+    recorder = Recorder()
+    while len(sim.wheel_events()) < 4:
+        sim.step(1)
+        recorder.append(sim)
+    recorder.save(tmp_path / "jump.npz", multibodies=[run.name for run in sim.runs])
+    loaded = Recorder.load(tmp_path / "jump.npz")
+    assert len(loaded.events()) == len(recorder.events()) >= 4
+    for (t, m, e), (t2, m2, e2) in zip(recorder.events(), loaded.events()):
+        assert (t, m, e.t, e.kind, e.wheel, e.cause, e.on_ground, e.kinetic, e.residual) == \
+               (t2, m2, e2.t, e2.kind, e2.wheel, e2.cause, e2.on_ground, e2.kinetic, e2.residual)
+        assert len(e.predictions) == len(e2.predictions)
+        for (w, lam, ok), (w2, lam2, ok2) in zip(e.predictions, e2.predictions):
+            assert w == w2 and ok == ok2 and np.array_equal(lam, lam2)
+        assert e.line() == e2.line()
+    assert ([[(m, e.line()) for m, e in f.events] for f in recorder.frames()]
+            == [[(m, e.line()) for m, e in f.events] for f in loaded.frames()])
+    quiet = Recorder()
+    quiet.append(engine.Simulation(engine.load_universe(SCENES / "bicycle_bounce.xml")))
+    quiet.save(tmp_path / "quiet.npz")
+    assert Recorder.load(tmp_path / "quiet.npz").events() == ()
+
+
+def test_a_wheel_rolling_into_a_kerb_hits_its_edge_when_its_hub_is_one_radius_from_it(tmp_path):
+    """The upright bicycle rolls straight at constant speed V (no torque, flat ground: its energy and so V are
+    constant) towards a kerb 0.1 m high whose face is at x_k = 3 m. The front rim meets the kerb's top edge when
+    the hub (height h2 = 0.35 m) is h2 from it: x_hub = x_k − √(h2² − (h2 − k)²), so at t* = (x_k − √(h2² −
+    (h2 − k)²) − x_hub(0)) / V. The collision event of the front wheel fires there (to 1e-9 s), caused by the
+    kerb, with a positive normal impulse; nothing happens before it."""
+    scene = (SCENES / "bicycle.xml").read_text().replace("../assets", str(SCENES.parent / "assets"))
+    scene = scene.replace("<Settings>", '<Settings events="on">').replace('velocity="0 4.6 -0.15 0 0.5 0"',
+                                                                          'velocity="0 4.6 0 0 0 0"')
+    x_k, k, h2 = 3.0, 0.1, 0.35
+    kerb = (f'<Body name="kerb"><Box size="1 4 {k}"/><Translation x="{x_k + 0.5}" y="0" z="{k / 2}"/>'
+            f'<Mass>0</Mass></Body>\n  <Body name="ground">')
+    path = tmp_path / "kerb.xml"
+    path.write_text(scene.replace('<Body name="ground">', kerb))
+    sim = engine.Simulation(engine.load_universe(path))
+    front = sim.runs[0].model.body_name.index("front_wheel")
+    hub, V = sim.body_placement(0, front)[1], sim.body_velocity(0, front)[0]
+    assert abs(hub[2] - h2) < 1e-12 and abs(V[1]) < 1e-12 and abs(V[2]) < 1e-12
+    t_star = (x_k - math.sqrt(h2 ** 2 - (h2 - k) ** 2) - hub[0]) / V[0]
+    while not sim.wheel_events():
+        sim.step(1)
+        assert sim.time < t_star + 0.01
+    (_, event), *_ = sim.wheel_events()
+    assert (event.kind, event.wheel, event.cause) == ("collision", "front_wheel", "kerb")
+    assert abs(event.t - t_star) < 1e-9, (event.t, t_star)
+    wheels, impulse, accepted = event.predictions[-1]
+    assert accepted and "front_wheel" in wheels and impulse[wheels.index("front_wheel")][0] > 0.0

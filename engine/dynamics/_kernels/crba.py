@@ -37,11 +37,18 @@ def dot_os(wd, k, fl, fn):
 
 @entry(STATUS(I2, F2, F2, F2, F1, F2))
 def crba(mi, mf, ws, wd, q, M):
+    """M (nv, nv), both triangles (``mass_matrix``).  Returns a status."""
+    bi, bf, di, df = split(mi, mf, ws.shape[0])
+    return mass_matrix(bi, bf, di, df, ws, wd, q, M)
+
+
+@inline
+def mass_matrix(bi, bf, di, df, ws, wd, q, M):
     """M (nv, nv), both triangles.  Seed 002 §4.1-4.2 in the world frame: the composite inertias
     Yc_parent += Yc_i need no transfer matrix there, and M[j, k] = oS_j^T Yc_i oS_k for every dof j
     supporting body i.  Rotors: M[k, k] += alpha^2 j_m (a_kk, including the term printed L243 omits) and the
-    rotor's momentum alpha j_m eps couples dof k to the dofs supporting its carrier (g_{k-1,k} of §4.1)."""
-    bi, bf, di, df = split(mi, mf, ws.shape[0])
+    rotor's momentum alpha j_m eps couples dof k to the dofs supporting its carrier (g_{k-1,k} of §4.1).
+    Returns the status of q (placements filled)."""
     status = world_inertias(bi, bf, df, ws, wd, q)
     if status == BAD:
         return status

@@ -57,10 +57,17 @@ def rnea(mi, mf, ws, q, v, a, fext, g, tau):
     status = check_dynamics(bi, df, q, v, a, fext, g)
     if status == BAD:
         return status
+    inverse_dynamics(bi, bf, di, df, ws, q, v, a, fext, g, tau)
+    return status
+
+
+@inline
+def inverse_dynamics(bi, bf, di, df, ws, q, v, a, fext, g, tau):
+    """The passes of ``rnea`` on checked inputs: placements, velocities, accelerations (ws[:, WS_A] is each
+    body's acceleration without gravity: its drift when a = 0), body wrenches, tau."""
     placements(bi, bf, ws, q)
     velocities(bi, df, ws, v)
     accelerations(bi, df, ws, a, g)   # the base accelerates at -g: gravity acts on every body
     body_forces(bi, bf, ws, fext)
     rotor_and_passive_forces(di, df, ws, q, v, a, tau)
     backward_pass(bi, df, ws, tau)
-    return status
