@@ -523,9 +523,9 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
     u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (F_i: sole frame → contact frame i; soles.py, step 2).
 
     In two products, W = P_F (K_c⁻¹ P_Fᵀ) with P_F the (3k, 3c) map of the weights and frames: first the rows
-    Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then W's rows from Z's; both read rows only.
-    Z: (≥ 3k, 3c) work."""
-    k, c3 = slot.shape[0], K_inv.shape[0]
+    Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then the upper triangle of W from Z's rows,
+    mirrored (W is symmetric); both read rows only. Z: (≥ 3k, 3c) work."""
+    k, c3, inv_dt = slot.shape[0], K_inv.shape[0], 1.0 / dt
     for l in range(k):
         for b in range(3):
             q = 3 * l + b
@@ -544,8 +544,8 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
     for l in range(k):
         for b in range(3):
             q, row = 3 * l + b, rows[l] + b
-            for i in range(k):
-                for a in range(3):
+            for i in range(l, k):
+                for a in range(b if i == l else 0, 3):
                     acc = 0.0
                     for ja in range(3):
                         d = weight[i, ja]
@@ -553,7 +553,10 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                             s = 3 * slot[i, ja]
                             acc += d * (frames[i, a, 0] * Z[q, s] + frames[i, a, 1] * Z[q, s + 1]
                                         + frames[i, a, 2] * Z[q, s + 2])
-                    Wg[row, rows[i] + a] += acc / dt
+                    col = rows[i] + a
+                    Wg[row, col] += acc * inv_dt
+                    if col != row:
+                        Wg[col, row] += acc * inv_dt
     for i in range(k):
         for a in range(3):
             acc = 0.0
@@ -561,7 +564,7 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                 if weight[i, ja] != 0.0:
                     for x in range(3):
                         acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
-            u_all[global_rows[i] + a] -= acc / dt
+            u_all[global_rows[i] + a] -= acc * inv_dt
 
 
 @kernel
