@@ -25,8 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._delassus_kernels import (chang_khatib_omega, project, reach, test_force, thesis_omega,
-                                              world_axes, world_terms)
+from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, project, project_dense, reach,
+                                              test_force, thesis_omega, world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
@@ -216,10 +216,11 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
     if nt == 0:
         return 0
     rows = block_row[nb]
-    Lam, Xw = np.zeros((rows, rows)), np.empty((nt, 6, 6))
+    Xw = np.empty((nt, 6, 6))
     world_axes(bi, df, ws, wd, Sw, Uw)
     world_terms(ws, term_body[:nt], term_X[:nt], Xw)
     if method == TEST_FORCE:
+        Lam = np.zeros((rows, rows))
         test_force(bi, ws, Sw, Uw, y, F, A, term_body[:nt], term_block[:nt], block_row[:nb + 1],
                    block_term[:nb + 1], Xw, Lam)
     else:
@@ -231,8 +232,12 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
             thesis_omega(bi, ws, Sw, Uw, y, F, A, bodies[:nbodies], mark, union[:nu], Om)
         else:
             chang_khatib_omega(bi, ws, Sw, Uw, Od, S6, path, bodies[:nbodies], union[:nu], Om)
-        project(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, np.empty((nt, 6, 6 * nbodies)),
-                Lam)
+        if nbodies <= DENSE_BODIES:
+            Lam = project_dense(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, rows)
+        else:
+            Lam = np.zeros((rows, rows))
+            project(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, np.empty((nt, 6, 6 * nbodies)),
+                    Lam)
     add_delassus(W, w0, n, r0, row_map[:rows], Lam, dt)
     return method
 
