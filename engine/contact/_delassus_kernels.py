@@ -22,6 +22,9 @@ Constraint terms: term t is one body ``term_body[t]`` of block ``term_block[t]``
 """
 from __future__ import annotations
 
+import numpy as np
+from numba import njit
+
 from engine.dynamics._kernels.aba import articulated_inertias, backward_pass
 from engine.dynamics._kernels.algebra import (cross, force_to_parent, inline, kernel, load3, load9, motion_to_parent,
                                               store3)
@@ -332,6 +335,32 @@ def project(term_contact, term_block, block_row, Xw, Om, Y, Lam):
                         s += Y[a, e, o + col] * Xw[b, e2, col]
                     Lam[i, block_row[kb] + e2] += s
     mirror(Lam)
+
+
+DENSE_BODIES = 2   # ``project_dense`` for blocks on at most this many bodies (one or two feet)
+
+
+@njit(cache=True, nogil=True)
+def project_dense(term_contact, term_block, block_row, Xw, Om, rows):
+    """``project``'s Λ (rows × rows) as two BLAS products for blocks on few bodies (C ≤ DENSE_BODIES): Λ = X Ω Xᵀ
+    (eq. 3.45), X (rows, 6C) each term's rows in its body's six columns, Ω (6C, 6C) the blocks Omega_st; then
+    mirrored, as ``project`` leaves it exactly symmetric. Twice C times the flops of ``project``'s loops, yet
+    twice as fast for C ≤ 2 (a robot standing on 80 sole contacts: 240 rows through a 12-column X)."""
+    C = Om.shape[0]
+    X, Omega = np.zeros((rows, 6 * C)), np.empty((6 * C, 6 * C))
+    for a in range(term_contact.shape[0]):
+        r0, o = block_row[term_block[a]], 6 * term_contact[a]
+        for e in range(block_row[term_block[a] + 1] - r0):
+            for r in range(6):
+                X[r0 + e, o + r] += Xw[a, e, r]
+    for c in range(C):
+        for c2 in range(C):
+            for r in range(6):
+                for col in range(6):
+                    Omega[6 * c + r, 6 * c2 + col] = Om[c, c2, r, col]
+    Lam = np.dot(np.dot(X, Omega), X.T)
+    mirror(Lam)
+    return Lam
 
 
 @kernel

@@ -468,8 +468,12 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     fS, vS = np.empty(m), np.empty(m)
     for i in range(m):
         fS[i], vS[i] = f[rows[i]], v[rows[i]]
-        for j in range(m):
-            A[i, j] = W[rows[i], rows[j]]
+    if m == n:                                                 # every row: W_SS = W
+        A[:, :] = W
+    else:
+        for i in range(m):
+            for j in range(m):
+                A[i, j] = W[rows[i], rows[j]]
     fS = kept_solve(A, np.dot(A, fS) - vS, rows, keep)
     for blk in range(len(block_kind)):                         # the new sticking forces: in their cones/boxes
         s = block_start[blk]
@@ -482,12 +486,11 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
                 return residual
     f_old = f.copy()
     v_old = v.copy()
+    step = np.zeros(n)
     for i in range(m):
-        d = fS[i] - f[rows[i]]
+        step[rows[i]] = fS[i] - f[rows[i]]
         f[rows[i]] = fS[i]
-        if d != 0.0:
-            for k in range(n):
-                v[k] += W[rows[i], k] * d
+    v += np.dot(W, step)                                       # BLAS: v += W Δf (W symmetric)
     polished, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
     if polished < residual:
         return polished

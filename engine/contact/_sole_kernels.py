@@ -1,10 +1,44 @@
-"""numba kernels of ``sole_geometry.py``: nodes against a plane, grains (spheres) against a sole's bottom
-triangles, nodes against the triangles of a static mesh."""
+"""numba kernels of ``sole_geometry.py`` and ``soles.py``: the displaced nodes in the world frame and the obstacles
+near them, nodes against a plane, grains (spheres) against a sole's bottom triangles, nodes against the triangles
+of a static mesh."""
 from __future__ import annotations
 
 import math
 
 from engine.dynamics._kernels.algebra import kernel
+
+
+@kernel
+def place_nodes(rest, U, R, p, margin, x, box):
+    """x (c, 3) = (X + U_c) Rᵀ + p: the candidate contact nodes at rest X (``rest``, c × 3) displaced by U_c (``U``,
+    3c), sole frame, in the world frame for the sole placed at (R, p); ``box`` (2, 3): their bounds (lo, hi)
+    grown by ``margin``."""
+    for r in range(3):
+        box[0, r], box[1, r] = math.inf, -math.inf
+    for i in range(rest.shape[0]):
+        for r in range(3):
+            acc = p[r]
+            for k in range(3):
+                acc += R[r, k] * (rest[i, k] + U[3 * i + k])
+            x[i, r] = acc
+            box[0, r], box[1, r] = min(box[0, r], acc - margin), max(box[1, r], acc + margin)
+
+
+@kernel
+def near_obstacles(box, bounds, own, near):
+    """The obstacles whose bounds (o, 2, 3; lo, hi) meet ``box`` (2, 3), those with ``own`` (o,) left out (a sole
+    does not meet its own robot): their indices into ``near``; returns their count."""
+    k = 0
+    for j in range(bounds.shape[0]):
+        if own[j]:
+            continue
+        apart = False
+        for r in range(3):
+            apart = apart or bounds[j, 1, r] < box[0, r] or bounds[j, 0, r] > box[1, r]
+        if not apart:
+            near[k] = j
+            k += 1
+    return k
 
 
 @kernel

@@ -25,8 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._delassus_kernels import (chang_khatib_omega, project, reach, test_force, thesis_omega,
-                                              world_axes, world_terms)
+from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, project, project_dense, reach,
+                                              test_force, thesis_omega, world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
@@ -229,10 +229,11 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
     if nt == 0:
         return 0
     rows = block_row[nb]
-    Lam, Xw = np.zeros((rows, rows)), np.empty((nt, 6, 6))
+    Xw = np.empty((nt, 6, 6))
     world_axes(bi, df, ws, wd, Sw, Uw)
     world_terms(ws, term_body[:nt], term_X[:nt], Xw)
     if method == TEST_FORCE:
+        Lam = np.zeros((rows, rows))
         test_force(bi, ws, Sw, Uw, y, F, A, term_body[:nt], term_block[:nt], block_row[:nb + 1],
                    block_term[:nb + 1], Xw, Lam)
     else:
@@ -244,8 +245,12 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
             thesis_omega(bi, ws, Sw, Uw, y, F, A, bodies[:nbodies], mark, union[:nu], Om)
         else:
             chang_khatib_omega(bi, ws, Sw, Uw, Od, S6, path, bodies[:nbodies], union[:nu], Om)
-        project(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, np.empty((nt, 6, 6 * nbodies)),
-                Lam)
+        if nbodies <= DENSE_BODIES:
+            Lam = project_dense(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, rows)
+        else:
+            Lam = np.zeros((rows, rows))
+            project(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, np.empty((nt, 6, 6 * nbodies)),
+                    Lam)
     add_delassus(W, w0, n, r0, row_map[:rows], Lam, dt)
     return method
 
@@ -536,9 +541,9 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
     u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (F_i: sole frame → contact frame i; soles.py, step 2).
 
     In two products, W = P_F (K_c⁻¹ P_Fᵀ) with P_F the (3k, 3c) map of the weights and frames: first the rows
-    Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then W's rows from Z's; both read rows only.
-    Z: (≥ 3k, 3c) work."""
-    k, c3 = slot.shape[0], K_inv.shape[0]
+    Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then the upper triangle of W from Z's rows,
+    mirrored (W is symmetric); both read rows only. Z: (≥ 3k, 3c) work."""
+    k, c3, inv_dt = slot.shape[0], K_inv.shape[0], 1.0 / dt
     for l in range(k):
         for b in range(3):
             q = 3 * l + b
@@ -557,8 +562,8 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
     for l in range(k):
         for b in range(3):
             q, row = 3 * l + b, rows[l] + b
-            for i in range(k):
-                for a in range(3):
+            for i in range(l, k):
+                for a in range(b if i == l else 0, 3):
                     acc = 0.0
                     for ja in range(3):
                         d = weight[i, ja]
@@ -566,7 +571,10 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                             s = 3 * slot[i, ja]
                             acc += d * (frames[i, a, 0] * Z[q, s] + frames[i, a, 1] * Z[q, s + 1]
                                         + frames[i, a, 2] * Z[q, s + 2])
-                    Wg[row, rows[i] + a] += acc / dt
+                    col = rows[i] + a
+                    Wg[row, col] += acc * inv_dt
+                    if col != row:
+                        Wg[col, row] += acc * inv_dt
     for i in range(k):
         for a in range(3):
             acc = 0.0
@@ -574,7 +582,7 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                 if weight[i, ja] != 0.0:
                     for x in range(3):
                         acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
-            u_all[global_rows[i] + a] -= acc / dt
+            u_all[global_rows[i] + a] -= acc * inv_dt
 
 
 @kernel

@@ -29,6 +29,7 @@ import numpy as np
 
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.materials import pair_material
+from engine.contact import _sole_kernels as SK
 from engine.contact import _stepping_kernels as K
 from engine.contact import sole_geometry as G
 from engine.deformable.strain import SMALL_STRAIN, SmallStrainWarning, max_strain
@@ -65,6 +66,8 @@ class SoleContacts:
         self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
+        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``)
+        self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
         self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
 
     def __len__(self):
@@ -92,10 +95,12 @@ class SoleContacts:
         g, s = self.global_body[k], self.specs[k]
         return self.bodies.R[g] @ s.R, self.bodies.R[g] @ s.p + self.bodies.p[g]
 
-    def node_positions(self, k) -> np.ndarray:
-        """(c, 3) world positions of sole k's displaced candidate contact nodes."""
+    def node_positions(self, k, margin: float = 0.0) -> np.ndarray:
+        """(c, 3) world positions of sole k's displaced candidate contact nodes (a buffer ``detect`` reuses), their
+        bounds grown by ``margin`` left in ``self._box``."""
         R, p = self.placement(k)
-        return (self.rest[k] + self.U[k].reshape(-1, 3)) @ R.T + p
+        SK.place_nodes(self.rest[k], self.U[k], R, p, margin, self._x[k], self._box)
+        return self._x[k]
 
     def detect(self, contacts: Contacts) -> Contacts:
         """``contacts`` followed by those of every sole with the obstacles within reach (``sole_geometry``), static
@@ -109,11 +114,9 @@ class SoleContacts:
             g = self.obstacles[j].body
             self.bounds[j] = self.bodies.R[g] @ centre + self.bodies.p[g] + np.array([[-radius], [radius]])
         for k in range(len(self.specs)):
-            x = self.node_positions(k)
-            lo, hi = x.min(axis=0) - self.margin, x.max(axis=0) + self.margin
+            x = self.node_positions(k, self.margin)
             found = []
-            far = ((self.bounds[:, 1] < lo) | (self.bounds[:, 0] > hi)).any(axis=1)
-            for j in np.flatnonzero(~(far | self.own[k])):                    # near enough to touch
+            for j in self._near[:SK.near_obstacles(self._box, self.bounds, self.own[k], self._near)]:
                 ob = self.obstacles[j]
                 if ob.body >= 0 and j not in placed:
                     ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
@@ -143,19 +146,15 @@ class SoleContacts:
     def add_compliance(self, a, W, dt):
         """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts and u_free −= C R P U_c / δt (module
         docstring, step 2; ``_stepping_kernels.add_sole_compliance``); ``a``: the contact stage's layout."""
-        group = np.empty(len(a["contact_row"]), np.int64)
-        cs = a["contact_start"]
-        for g in range(len(a["row_start"]) - 1):
-            group[a["contacts"][cs[g]:cs[g + 1]]] = g
         for k, item in enumerate(self._contact):
             index, slot, weight, _ = item
             if not len(index):
                 continue
             R, _ = self.placement(k)
             frames = item[3] = a["C"][index] @ R                                  # sole frame → contact frame
-            g = int(group[index[0]])
-            r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             rows = a["contact_row"][index]
+            g = int(np.searchsorted(a["row_start"], rows[0], side="right")) - 1   # the group holding the sole
+            r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             Wg = W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0)
             K_inv = self.specs[k].sole.K_c_inv
             if self._work.shape[0] < 3 * len(index) or self._work.shape[1] < len(K_inv):
