@@ -9,11 +9,16 @@ from engine.dynamics._kernels.algebra import kernel
 
 
 @kernel
-def place_nodes(rest, U, R, p, margin, x, box):
-    """x (c, 3) = (X + U_c) Rᵀ + p: the candidate contact nodes at rest X (``rest``, c × 3) displaced by U_c (``U``,
-    3c), sole frame, in the world frame for the sole placed at (R, p); ``box`` (2, 3): their bounds (lo, hi)
-    grown by ``margin``."""
+def place_nodes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, x, box):
+    """The sole frame in the world, (R, p) = (R_b R_s, R_b p_s + p_b) for its body at (R_b, p_b) and the sole at
+    (R_s, p_s) on the body; x (c, 3) = (X + U_c) Rᵀ + p, the candidate contact nodes at rest X (``rest``, c × 3)
+    displaced by U_c (``U``, 3c), sole frame, in the world frame; ``box`` (2, 3): their bounds (lo, hi) grown
+    by ``margin``."""
     for r in range(3):
+        p[r] = p_body[r]
+        for c in range(3):
+            p[r] += R_body[r, c] * p_sole[c]
+            R[r, c] = R_body[r, 0] * R_sole[0, c] + R_body[r, 1] * R_sole[1, c] + R_body[r, 2] * R_sole[2, c]
         box[0, r], box[1, r] = math.inf, -math.inf
     for i in range(rest.shape[0]):
         for r in range(3):

@@ -535,15 +535,21 @@ def _add_wrenches(sides, maps, f_all, row, rows, wrench):
 # ---- deformable soles (soles.py) -----------------------------------------------------------------------------------
 
 @kernel
-def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, global_rows, Z):
-    """Sole contacts i, l (rows ``rows`` of the group's W, 3 each; contact i spread on nodes slot[i, :] with
-    weights weight[i, :]): W_il += Σ_ab d_ia d_lb F_i K_c⁻¹[s_ia, s_lb] F_lᵀ / δt, and their free velocity
-    u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (F_i: sole frame → contact frame i; soles.py, step 2).
+def add_sole_compliance(Wg, r0, contact_row, index, C, R, K_inv, slot, weight, U, dt, u_all, frames, Z):
+    """Sole contacts i, l (contacts index[i], rows contact_row[index[i]] of the stack, 3 each, the group's W
+    starting at row r0; contact i spread on nodes slot[i, :] with weights weight[i, :]): W_il += Σ_ab d_ia d_lb
+    F_i K_c⁻¹[s_ia, s_lb] F_lᵀ / δt, and their free velocity u_i −= Σ_a d_ia F_i U_c[s_ia] / δt, with
+    F_i = C_i R (sole frame → contact frame i, left in ``frames`` (k, 3, 3) for the node update; soles.py, step 2).
 
     In two products, W = P_F (K_c⁻¹ P_Fᵀ) with P_F the (3k, 3c) map of the weights and frames: first the rows
     Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then the upper triangle of W from Z's rows,
     mirrored (W is symmetric); both read rows only. Z: (≥ 3k, 3c) work."""
     k, c3, inv_dt = slot.shape[0], K_inv.shape[0], 1.0 / dt
+    for i in range(k):
+        Ci = C[index[i]]
+        for a in range(3):
+            for x in range(3):
+                frames[i, a, x] = Ci[a, 0] * R[0, x] + Ci[a, 1] * R[1, x] + Ci[a, 2] * R[2, x]
     for l in range(k):
         for b in range(3):
             q = 3 * l + b
@@ -561,7 +567,7 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                             Z[q, r] += w * K_inv[s + y, r]
     for l in range(k):
         for b in range(3):
-            q, row = 3 * l + b, rows[l] + b
+            q, row = 3 * l + b, contact_row[index[l]] - r0 + b
             for i in range(l, k):
                 for a in range(b if i == l else 0, 3):
                     acc = 0.0
@@ -571,7 +577,7 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                             s = 3 * slot[i, ja]
                             acc += d * (frames[i, a, 0] * Z[q, s] + frames[i, a, 1] * Z[q, s + 1]
                                         + frames[i, a, 2] * Z[q, s + 2])
-                    col = rows[i] + a
+                    col = contact_row[index[i]] - r0 + a
                     Wg[row, col] += acc * inv_dt
                     if col != row:
                         Wg[col, row] += acc * inv_dt
@@ -582,7 +588,7 @@ def add_sole_compliance(Wg, rows, frames, K_inv, slot, weight, U, dt, u_all, glo
                 if weight[i, ja] != 0.0:
                     for x in range(3):
                         acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
-            u_all[global_rows[i] + a] -= acc * inv_dt
+            u_all[contact_row[index[i]] + a] -= acc * inv_dt
 
 
 @kernel

@@ -23,7 +23,7 @@ def plane_nodes(x, normal, offset, margin):
     """Nodes ``x`` (c, 3) within ``margin`` of the half-space n · x ≤ offset."""
     node, point, depth = np.empty(len(x), np.int64), np.empty((len(x), 3)), np.empty(len(x))
     k = nodes_under_plane(x, normal, float(offset), float(margin), node, point, depth)
-    return _node_contacts(node[:k], point[:k], np.broadcast_to(normal, (k, 3)), depth[:k])
+    return _node_contacts(node[:k], point[:k], np.repeat(np.reshape(normal, (1, 3)), k, axis=0), depth[:k])
 
 
 def box_nodes(x, R, p, half, margin):

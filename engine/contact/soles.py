@@ -66,7 +66,8 @@ class SoleContacts:
         self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
-        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``)
+        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``) …
+        self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
         self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
         self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
 
@@ -96,10 +97,12 @@ class SoleContacts:
         return self.bodies.R[g] @ s.R, self.bodies.R[g] @ s.p + self.bodies.p[g]
 
     def node_positions(self, k, margin: float = 0.0) -> np.ndarray:
-        """(c, 3) world positions of sole k's displaced candidate contact nodes (a buffer ``detect`` reuses), their
-        bounds grown by ``margin`` left in ``self._box``."""
-        R, p = self.placement(k)
-        SK.place_nodes(self.rest[k], self.U[k], R, p, margin, self._x[k], self._box)
+        """(c, 3) world positions of sole k's displaced candidate contact nodes (a buffer ``detect`` reuses); the
+        sole's placement left in ``self._R[k]``, ``self._p[k]`` and the nodes' bounds grown by ``margin`` in
+        ``self._box``."""
+        g, s = self.global_body[k], self.specs[k]
+        SK.place_nodes(self.rest[k], self.U[k], self.bodies.R[g], self.bodies.p[g], s.R, s.p, margin, self._R[k],
+                       self._p[k], self._x[k], self._box)
         return self._x[k]
 
     def detect(self, contacts: Contacts) -> Contacts:
@@ -145,21 +148,21 @@ class SoleContacts:
 
     def add_compliance(self, a, W, dt):
         """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts and u_free −= C R P U_c / δt (module
-        docstring, step 2; ``_stepping_kernels.add_sole_compliance``); ``a``: the contact stage's layout."""
+        docstring, step 2; ``_stepping_kernels.add_sole_compliance``), R the sole placements of this step's
+        ``detect``; ``a``: the contact stage's layout."""
         for k, item in enumerate(self._contact):
             index, slot, weight, _ = item
             if not len(index):
                 continue
-            R, _ = self.placement(k)
-            frames = item[3] = a["C"][index] @ R                                  # sole frame → contact frame
-            rows = a["contact_row"][index]
-            g = int(np.searchsorted(a["row_start"], rows[0], side="right")) - 1   # the group holding the sole
+            row = a["contact_row"][index[0]]
+            g = int(np.searchsorted(a["row_start"], row, side="right")) - 1       # the group holding the sole
             r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
-            Wg = W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0)
             K_inv = self.specs[k].sole.K_c_inv
             if self._work.shape[0] < 3 * len(index) or self._work.shape[1] < len(K_inv):
                 self._work = np.empty((3 * len(index), len(K_inv)))
-            K.add_sole_compliance(Wg, rows - r0, frames, K_inv, slot, weight, self.U[k], dt, a["u_all"], rows,
+            frames = item[3] = np.empty((len(index), 3, 3))                      # sole frame → contact frames
+            K.add_sole_compliance(W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0), r0, a["contact_row"], index,
+                                  a["C"], self._R[k], K_inv, slot, weight, self.U[k], dt, a["u_all"], frames,
                                   self._work)
 
     def update(self, f_local):

@@ -42,10 +42,12 @@ def test_project_dense_equals_project(C):
 def test_place_nodes_and_near_obstacles():
     rng = np.random.default_rng(3)
     rest, U = rng.standard_normal((40, 3)), 1e-3 * rng.standard_normal(120)
-    R = np.linalg.qr(rng.standard_normal((3, 3)))[0]
-    p, margin = rng.standard_normal(3), 0.005
-    x, box = np.empty((40, 3)), np.empty((2, 3))
-    place_nodes(rest, U, R, p, margin, x, box)
+    R_body, R_sole = (np.linalg.qr(rng.standard_normal((3, 3)))[0] for _ in range(2))
+    p_body, p_sole, margin = rng.standard_normal(3), rng.standard_normal(3), 0.005
+    R, p, x, box = np.empty((3, 3)), np.empty(3), np.empty((40, 3)), np.empty((2, 3))
+    place_nodes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, x, box)
+    assert np.allclose(R, R_body @ R_sole, rtol=0, atol=1e-15)
+    assert np.allclose(p, R_body @ p_sole + p_body, rtol=0, atol=1e-15)
     expected = (rest + U.reshape(-1, 3)) @ R.T + p
     assert np.allclose(x, expected, rtol=0, atol=1e-14)
     assert np.allclose(box, [expected.min(axis=0) - margin, expected.max(axis=0) + margin], rtol=0, atol=1e-14)
