@@ -144,3 +144,63 @@ def test_the_scene_rides_on_abm4_when_the_settings_say_so(tmp_path):
     with pytest.raises(UniverseError, match=r'rolling="abm4" is for wheels that stay on the ground') as error:
         scene('events="on" rolling="abm4"')
     assert error.value.line == next(n for n, line in enumerate(text.splitlines(), 1) if "<Settings" in line)
+
+
+def test_the_incline_scene_climbs_with_constant_energy_and_stops_at_2_80_s():
+    """scenes/bicycle_incline.xml is test A5 as a universe: E = 1870 J (± 1 J, the issue's A5), constant to 1e-9
+    relative while it climbs upright, and it stops at the closed form v0 / (g sin 10° · 94 / m_eff) = 2.80 s
+    (m_eff = 94 + 0.12/h3² + 0.28/h2²)."""
+    sim = engine.Simulation(engine.load_universe(SCENE.with_name("bicycle_incline.xml")))
+    run = sim.runs[0]
+    model, data = run.model, run.model.create_data()
+
+    def energy():
+        return engine.kinetic_energy(model, data, run.q, run.v) + engine.potential_energy(model, data, run.q)
+
+    E0, previous, stopped = energy(), run.v[1], None
+    for k in range(3000):
+        sim.step(1)
+        if stopped is None and previous > 0.0 >= run.v[1]:
+            stopped = (k + 1) * 1e-3 - 1e-3 * run.v[1] / (run.v[1] - previous)
+        previous = run.v[1]
+    m_eff = 94 + 0.12 / 0.3 ** 2 + 0.28 / 0.35 ** 2
+    assert E0 == pytest.approx(1870.0, abs=1.0)
+    assert stopped == pytest.approx(4.6 / (9.81 * np.sin(np.radians(10.0)) * 94 / m_eff), abs=1e-3)
+    assert stopped == pytest.approx(2.80, abs=0.01)
+    assert abs(run.v[4]) < 1e-9 and abs(energy() - E0) < 1e-9 * E0
+
+
+def test_the_push_scene_is_the_external_wrench_and_is_absorbed():
+    """scenes/bicycle_push.xml's `push` (50 N m about the frame's forward axis, t = 1 s for 0.02 s, as τ on the
+    free flyer's dofs) is the same push as an external wrench 50 R e_y at the frame's origin, R of each step (the mouse's path):
+    the two runs agree to 1e-9 over 3 s; the roll rate leaves the unpushed run's and 5 s later it rolls upright."""
+    scripted = engine.Simulation(engine.load_universe(SCENE.with_name("bicycle_push.xml")))
+    by_hand, free = (engine.Simulation(engine.load_universe(SCENE)) for _ in range(2))
+    for sim in (scripted, by_hand, free):
+        sim.step(1000)
+    for _ in range(20):                                   # the frame's forward axis of each step: body-fixed
+        R, p = by_hand.body_placement(0, 0)
+        by_hand.set_external_wrench(0, 0, [0, 0, 0, *(50.0 * R[:, 1])], p)
+        for sim in (scripted, by_hand, free):
+            sim.step(1)
+    by_hand.clear_external_wrenches()
+    assert abs(scripted.runs[0].v[4] - free.runs[0].v[4]) > 0.01
+    for sim in (scripted, by_hand):
+        sim.step(2000)
+    assert np.abs(scripted.runs[0].q - by_hand.runs[0].q).max() < 1e-9
+    scripted.step(3000)
+    R, _ = scripted.body_placement(0, 0)
+    assert abs(scripted.runs[0].v[4]) < 0.1 and np.arcsin(abs(R[:, 0] @ [0.0, 1.0, 0.0])) < 0.05
+
+
+@pytest.mark.parametrize("params, message", [('torque="0 50"', "torque must be three finite numbers"),
+                                             ('force="a b c"', "force must be three finite numbers"),
+                                             ('torque="0 50 0" duration="0"', "duration must be > 0"),
+                                             ('torque="0 50 0" start="-1"', "start must be >= 0")])
+def test_a_bad_push_names_its_value(tmp_path, params, message):
+    text = SCENE.with_name("bicycle_push.xml").read_text().replace('torque="0 50 0" start="1.0" duration="0.02"',
+                                                                         params)
+    path = tmp_path / "push.xml"
+    path.write_text(text.replace("../assets", str(SCENE.parent.parent / "assets")))
+    with pytest.raises(engine.ArticulaError, match=message):
+        engine.Simulation(engine.load_universe(path))
