@@ -135,7 +135,7 @@ class Walk:
         self.mu, self.tau_max = mu, np.where(np.isfinite(model.dof_effort_limit), model.dof_effort_limit, 1e6)
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
         self.error, self.scratch, self.zero = np.zeros(model.nv), np.zeros(8), np.zeros(model.nv)
-        self.H_posture, self.g = np.diag(self.posture_w + 1e-6), float(np.linalg.norm(self.gravity))
+        self.H_posture, self.g_norm = np.diag(self.posture_w + 1e-6), float(np.linalg.norm(self.gravity))
         self.mass = model.total_mass
         self.reset(self.q0, np.zeros(model.nv))
 
@@ -294,7 +294,7 @@ class Walk:
         foot, to the sole's origin), kept inside 80 % of the controller's sole rectangle."""
         F = self.mass * (a_com - self.gravity)
         ground = sum(soles[i][1][2] for i in stance) / len(stance)
-        p = c[:2] - (c[2] - ground) * a_com[:2] / (a_com[2] + self.g)
+        p = c[:2] - (c[2] - ground) * a_com[:2] / (a_com[2] + self.g_norm)
         out = [np.zeros(6), np.zeros(6)]
         if len(stance) == 2:
             a, b = soles[0][1][:2], soles[1][1][:2]
