@@ -90,7 +90,7 @@ def factor_slip_solve(J, b, B_col, B_val, width, rows, row_rho, in_T, q_pos, q_c
         if row_rho[a] > 0.0:
             _add_outer(B_col, B_val, rows[a], row_rho[a] * row_rho[a], G_N)
             _add_row(B_col, B_val, rows[a], row_rho[a] * b[a], c_N)
-    # contiguous for BLAS's products below (a name of its own: numba types a variable once, by all its values)
+    # contiguous from its first value, for BLAS's products below (numba types a variable once, from all its values)
     L_N, L_1 = np.ascontiguousarray(definite_cholesky(C_N)), definite_cholesky(G_N)
     if not L_N.shape[0] or not L_1.shape[0]:
         return np.zeros(0)
