@@ -172,8 +172,9 @@ def test_the_incline_scene_climbs_with_constant_energy_and_stops_at_2_80_s():
 
 def test_the_push_scene_is_the_external_wrench_and_is_absorbed():
     """scenes/bicycle_push.xml's `push` (50 N m about the frame's forward axis, t = 1 s for 0.02 s, as τ on the
-    free flyer's dofs) is the same push as an external wrench 50 R e_y at the frame's origin, R of each step (the mouse's path):
-    the two runs agree to 1e-9 over 3 s; the roll rate leaves the unpushed run's and 5 s later it rolls upright."""
+    free flyer's dofs) is the same push as an external wrench 50 R e_y at the frame's origin, R of each step (the
+    mouse's path): the two runs agree to 1e-9 over 3 s; the roll rate leaves the unpushed run's and 5 s later it
+    rolls upright."""
     scripted = engine.Simulation(engine.load_universe(SCENE.with_name("bicycle_push.xml")))
     by_hand, free = (engine.Simulation(engine.load_universe(SCENE)) for _ in range(2))
     for sim in (scripted, by_hand, free):
