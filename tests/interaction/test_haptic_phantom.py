@@ -51,7 +51,8 @@ def test_the_binding_finds_libhd_on_the_loader_path_and_units_are_converted(fake
     np.testing.assert_allclose(got["R"], quaternion_to_rotation(q), atol=1e-12)
     assert got["b"] == 2 and got["max_force"] == 0.88
     np.testing.assert_allclose(got["lower"], [-0.08, -0.06, -0.035])
-    np.testing.assert_allclose(np.loadtxt(log)[-1, 1:], [0.1, -0.2, 0.3])
+    sent = np.loadtxt(log)[:, 1:]     # the force goes out; a loaded machine may zero it (stale) before the log ends
+    assert np.any(np.all(np.abs(sent - [0.1, -0.2, 0.3]) <= 1e-7 * 0.3, axis=1))
 
 
 def test_no_device_plugged_in_is_a_clear_error(fake_libhd, fake_hd, monkeypatch):
