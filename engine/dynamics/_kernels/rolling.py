@@ -141,13 +141,19 @@ def schur(M, J, Y, S, n, m):
         for k in range(n):
             Y[k, r] = J[r, k]
     lower_solve(M, Y, n, m)
+    gram(Y, S, n, m)
+    return cholesky(S, m)
+
+
+@kernel
+def gram(Y, S, n, m):
+    """S[:m, :m] ← Yᵀ Y over Y's first n rows and m columns."""
     for r in range(m):
         for c in range(r + 1):
             s = 0.0
             for k in range(n):
                 s += Y[k, r] * Y[k, c]
             S[r, c] = S[c, r] = s
-    return cholesky(S, m)
 
 
 @kernel
@@ -185,8 +191,8 @@ def rolling_acceleration(mi, mf, ws, wd, q, v, tau, fext, g, wi, wf, M, J, Y, S,
 @kernel
 def project(mi, mf, ws, wd, topo, q, v, wi, wf, M, J, Y, S, vec, iterations, tol):
     """(q, v) in place onto the constraints: Gauss–Newton on the altitudes Φ (least change of q: the normal rows
-    G = upᵀ J_w, δ = −Gᵀ(G Gᵀ)⁻¹Φ, here on S's first k rows and columns) to |Φ| ≤ tol, then the nearest velocity
-    in the kinetic-energy metric with J v = 0. Returns OK or NOT_DEFINITE."""
+    G = upᵀ J_w, δ = −Gᵀ(G Gᵀ)⁻¹Φ, with Gᵀ in Y's first k columns and G Gᵀ in S's first k rows and columns) to
+    |Φ| ≤ tol, then the nearest velocity in the kinetic-energy metric with J v = 0. Returns OK or NOT_DEFINITE."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     n, k, m = v.shape[0], wi.shape[0], 3 * wi.shape[0]
     phi, delta = vec[V_LAM, :k], vec[V_XI, :n]
@@ -200,16 +206,11 @@ def project(mi, mf, ws, wd, topo, q, v, wi, wf, M, J, Y, S, vec, iterations, tol
         if worst <= tol:
             break
         wheel_jacobian(bi, df, ws, wi, wf, J)
-        for w in range(k):                                          # G rows into J's rows 0..k-1
+        for w in range(k):                                          # Gᵀ into Y's columns 0..k-1
             up = load3(wf, w, WF_UP)
             for c in range(n):
-                J[w, c] = up[0] * J[3 * w, c] + up[1] * J[3 * w + 1, c] + up[2] * J[3 * w + 2, c]
-        for r in range(k):
-            for c in range(r + 1):
-                s = 0.0
-                for i in range(n):
-                    s += J[r, i] * J[c, i]
-                S[r, c] = S[c, r] = s
+                Y[c, w] = up[0] * J[3 * w, c] + up[1] * J[3 * w + 1, c] + up[2] * J[3 * w + 2, c]
+        gram(Y, S, n, k)                                            # G Gᵀ
         if not cholesky(S, k):
             return NOT_DEFINITE
         lower_solve_vector(S, phi, k)
@@ -217,7 +218,7 @@ def project(mi, mf, ws, wd, topo, q, v, wi, wf, M, J, Y, S, vec, iterations, tol
         for c in range(n):
             s = 0.0
             for r in range(k):
-                s -= J[r, c] * phi[r]
+                s -= Y[c, r] * phi[r]
             delta[c] = s
         integrate_kernel(topo[0], topo[1], topo[2], q, delta, vec[V_Q, :q.shape[0]], vec[V_TMP, :8])
         for i in range(q.shape[0]):
