@@ -160,7 +160,8 @@ def _least_norm_wide(A, b):
         for k in range(i):
             acc -= R[k, i] * y[k]
         y[i] = acc / R[i, i]
-    return np.dot(y, Q.T)                                # Q y (Q.T contiguous: LAPACK returns Q by columns)
+    return np.dot(y, np.ascontiguousarray(Q.T))          # Q y; numba types Q as 'A', LAPACK returns it by columns: a
+                                                         # view, which BLAS takes
 
 
 @njit(cache=True, nogil=True, inline="always")
