@@ -241,6 +241,9 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
     cost = problem.effort * effort
     if nf:
         cost += problem.force * 0.5 * ca.sum2(ca.sum1(Lam ** 2) * w[None, :])
+    if problem.rate:              # ½ μ_d ∫ Σ ξ (γ u̇)² + Σ λ̇² dt, u̇ = (u_{k+1} − u_k)/h
+        rates = ca.sum1(xi * (gamma * ca.diff(U, 1, 1)) ** 2) + ca.sum1(ca.diff(Lam, 1, 1) ** 2)
+        cost += problem.rate * 0.5 / h * ca.sum2(rates)
     if problem.energy:
         cost += problem.energy * ca.sum2(ca.sum1(ca.sqrt(P ** 2 + problem.energy_smoothing ** 2)) * w[None, :])
     opti.minimize(cost)

@@ -32,7 +32,7 @@ NUMBER = (int, float)
 ACTUATOR_KEYS = {"weight": NUMBER, "scale": NUMBER, "max_torque": NUMBER, "max_speed": NUMBER, "axis": list}
 SCHEMA = {
     "multibody": str, "duration": NUMBER, "intervals": int,
-    "cost": {"effort": NUMBER, "force": NUMBER, "energy": NUMBER, "energy_smoothing": NUMBER},
+    "cost": {"effort": NUMBER, "force": NUMBER, "energy": NUMBER, "energy_smoothing": NUMBER, "rate": NUMBER},
     "actuators": {"*": ACTUATOR_KEYS},
     "start": {"q": {"*": NUMBER}, "v": {"*": NUMBER}},
     "end": {"q": {"*": NUMBER}, "v": {"*": NUMBER}},
@@ -89,6 +89,7 @@ class Problem:
     force: float = 1e-4
     energy: float = 0.0
     energy_smoothing: float = 0.1
+    rate: float = 0.0
     actuators: tuple = ()
     start_q: dict = field(default_factory=dict)
     start_v: dict = field(default_factory=dict)
@@ -223,7 +224,7 @@ def _check_values(p: Problem):
         raise p.error("the duration must be a positive number of seconds", "duration", p.duration)
     if p.intervals < 2:
         raise p.error("at least 2 collocation intervals", "intervals", p.intervals)
-    for key in ("effort", "force", "energy"):
+    for key in ("effort", "force", "energy", "rate"):
         if getattr(p, key) < 0:
             raise p.error("a cost weight must be >= 0", f"cost.{key}", getattr(p, key))
     if not p.friction_speed > 0:
