@@ -10,6 +10,7 @@ Every key is checked against the schema below; an unknown key, a wrong type or a
                 force = 1e-4        # μ_f: the same on closure and contact forces
                 energy = 0.0        # ∫ Σ √((q̇_i u_i)² + ε²) dt, the smoothed J_e (II.5's rejected criterion)
                 energy_smoothing = 0.1   # ε, W
+                rate = 0.0          # μ_d: ½ μ_d ∫ Σ ξ (γ u̇)² + Σ λ̇² dt (J_d, II.5): no zig-zag between nodes
     [actuators.j1]  weight = 1.0  scale = 1.0  max_torque = 80.0  max_speed = 8.0   (ξ, γ, |τ| ≤ τ_M and
                     |q̇/q̇_M + τ/τ_M| ≤ 1: seed 000 eqs. 5.25-5.26);  axis = [0, -1, 0] for a closure torque
     [start.q] / [start.v] / [end.q] / [end.v]   joint = value (SI) for 1-dof joints; unnamed ones are free
