@@ -21,8 +21,8 @@ through inverse dynamics (rnea, exported to CasADi: ``symbolic.py``), so no mass
 Cost (II.5-II.6): ½ μ_c ∫ Σ ξ (γ u)² + ½ μ_f ∫ Σ (λ² + F²) + μ_e ∫ Σ √(p² + ε²), p = q̇ u the power of each
 actuator (the absolute value smoothed by ε); quadrature by the same trapezoid.  Optionally ½ μ_d ∫ Σ ξ (γ u̇)² +
 Σ λ̇² dt (II.5's J_d): the defects hold a_k + a_{k+1} only, so a_k + (−1)^k δ, with u and λ alternating along,
-moves no q or v; this cost removes that zig-zag (an optimum rode it on the friction cone's edge).  Reported: J_e = ∫ Σ |q̇ u| dt
-(exact |.|, trapezoid over the nodes), the thesis' energy.
+moves no q or v; this cost removes that zig-zag (an optimum rode it on the friction cone's edge).
+Reported: J_e = ∫ Σ |q̇ u| dt (exact |.|, trapezoid over the nodes), the thesis' energy.
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import pytest
 import engine
 from engine.dynamics import forward_kinematics, frame_placement
 from engine.dynamics.ground_reaction import ground_wrench
+from engine.optimise.bip_states import JOINTS, single_support
 from engine.optimise.command import optimise
 from engine.optimise.problem import load_problem
 
@@ -57,8 +58,7 @@ def wrap(angle):
 
 def state(problem, which):
     values = {"start": (problem.start_q, problem.start_v), "end": (problem.end_q, problem.end_v)}[which]
-    names = ("rear_toe", "rear_ankle", "rear_knee", "front_hip", "front_knee", "front_ankle", "rear_hip")
-    return tuple(np.array([table[n] for n in names]) for table in values)
+    return tuple(np.array([table[n] for n in JOINTS]) for table in values)
 
 
 def test_the_boundary_states_are_the_thesis_data(bip):
@@ -83,6 +83,18 @@ def test_the_boundary_states_are_the_thesis_data(bip):
     np.testing.assert_allclose(kd[[0, 1, 2, 3, 6, 7, 9]], [0.75, -0.2, 0, 0, 0, 0, 0], atol=1e-8)
     assert v[5] == 0.0                                              # front_ankle: q6' = q5'
     assert q[2] > 0 and q[4] < 0                                    # both knees bent forward (Figure A-2)
+
+
+def test_annex_a_gives_the_problem_files_states(bip):
+    """The closed forms of Annex A (engine/optimise/bip_states.py) from the thesis' data give the boundary states
+    checked above by forward kinematics, to the file's 10 decimals."""
+    _, _, problem = bip
+    q, v = single_support(LPAS, (0.20, 0.83), (0.75, 0.05), np.pi - GAMMA_P + ROTATION, OMEGA_1, (0.07, 0.845),
+                          (0.75, -0.2), DELTA)
+    for which in ("start", "end"):
+        given_q, given_v = state(problem, which)
+        np.testing.assert_allclose([q[which][n] for n in JOINTS], given_q, rtol=0, atol=1e-9)
+        np.testing.assert_allclose([v[which][n] for n in JOINTS], given_v, rtol=0, atol=1e-9)
 
 
 def test_the_optimum_spends_the_published_energy_and_the_stance_foot_pushes(bip):

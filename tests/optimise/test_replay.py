@@ -3,7 +3,8 @@ support of scenes/problems/rabbit_single_support_replay.toml, optimised here (0.
 ``replay`` controller in scenes/rabbit_replay.xml, where the contact solver computes the roller forces itself.
 Every contact force stays in its cone (μ_sim = 0.5, to the solver's tolerance), the stance roller sticks (its
 force strictly inside), the swing roller never pushes on the ground, and the replay's energy ∫ Σ |q̇_i τ_i| dt is
-the optimiser's J_e to 5 %.  Why the problem needs margins (a smaller μ_opt = 0.3, a clearance, the torque-rate cost): its header."""
+the optimiser's J_e to 5 %.  Why the problem needs margins (a smaller μ_opt = 0.3, a clearance, the rate cost):
+its header."""
 from dataclasses import replace
 from pathlib import Path
 
