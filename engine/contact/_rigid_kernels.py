@@ -30,9 +30,9 @@ def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, ob
     each contact's local force ``f_local`` and world force ``forces``, the world wrenches ``wrench``, the batch's
     body-frame wrenches ``f_body`` and ``in_contact`` flags, the groups' ``stats`` (``solve_groups``).
 
-    Returns (groups, rows, self-contacts). rows > 0: the largest group has this many rows and ``keep`` has no
-    room for its factor (``stepping.ContactStage._solve_range``): nothing is solved, the caller makes room and
-    calls again."""
+    Returns (groups, rows, self-contacts, unconverged groups). rows > 0: the largest group has this many rows and
+    ``keep`` has no room for its factor (``stepping.ContactStage._solve_range``): nothing is solved, the caller
+    makes room and calls again."""
     nc, n = depth.shape[0], parent.shape[0]
     side, side_mb = np.empty((nc, 2), np.int64), np.empty((nc, 2), np.int64)
     C, X, u, target, mu = np.empty((nc, 3, 3)), np.empty((nc, 2, 3, 6)), np.empty((nc, 3)), np.empty(nc), np.empty(nc)
@@ -42,7 +42,7 @@ def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, ob
     contacts = np.empty(nc, np.int64)
     ng = contact_groups(side_mb, none, parent, group_of, member_start, members, contact_start, contacts)
     if ng == 0:
-        return 0, 0, 0
+        return 0, 0, 0, 0
     contact_row, block_offset, w_start = np.empty(nc, np.int64), np.empty(ng + 1, np.int64), np.empty(ng + 1, np.int64)
     block_start, block_kind, block_mu = np.empty(nc + ng, np.int64), np.empty(nc, np.int64), np.empty(nc)
     group_layout(ng, member_start, members, contact_start, contacts, mu, none_start, none_start, none_start, none,
@@ -52,7 +52,7 @@ def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, ob
     for g in range(ng):
         rows = max(rows, row_start[g + 1] - row_start[g])
     if rows >= REUSE_ROWS and rows * rows > keep[2].shape[0]:
-        return ng, rows, 0
+        return ng, rows, 0, 0
     nrows = row_start[ng]
     f0, u_all, f = np.empty((nc, 3)), np.empty(nrows), np.empty(nrows)
     warm_start(pair, point, prev_pair, prev_point, prev_force, radius, f0)
@@ -71,4 +71,7 @@ def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, ob
     scatter(f, contact_row, C, side, X, none, none, np.zeros((0, 2), np.int64), np.zeros((0, 2, 6, 6)), f_local, forces,
             none_f, wrench)
     free_body_wrenches(wrench, body_R, batch_row, batch_mb, group_of, ng, f_body, in_contact)
-    return ng, 0, self_contacts(pair, pair_object, object_multibody)
+    unconverged = 0
+    for g in range(ng):
+        unconverged += stats[g, 3] == 0.0
+    return ng, 0, self_contacts(pair, pair_object, object_multibody), unconverged

@@ -331,7 +331,7 @@ class ContactStage:
         f_local, forces = np.empty((len(c), 3)), np.empty((len(c), 3))
         rows = 1
         while rows:                                      # rows: room for the largest group's factor, then again
-            ng, rows, self_contacts = rigid_contacts(
+            ng, rows, self_contacts, unconverged = rigid_contacts(
                 c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
                 t.pair_restitution, b.offset, b.R, b.p, b.V, b.V_free, b.wrench, self.body_inverse_factor,
                 *self.previous, self.parent, self.group_of, self.member_start, self.members, self.contact_start,
@@ -347,7 +347,7 @@ class ContactStage:
         self._keep_factor()
         stats = self.stats[:ng].copy()
         self.forces, self.previous = forces, (c.pair, c.point, f_local)
-        self.counts.add(len(c), self_contacts, not stats[:, 3].all())
+        self.counts.add(len(c), self_contacts, unconverged > 0)
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
                         self.row_start[:ng + 1].copy(), ("rigid",) * ng, stats)
 
