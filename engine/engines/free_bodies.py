@@ -55,7 +55,6 @@ class FreeBodies:
         self.in_contact, self.kinetic, self.kinetic_good = np.zeros(k, bool), np.zeros(k), np.zeros(k)
         self.energy_jump = np.array([r.limits.energy_jump for r in self.runs])    # the energy bound's terms
         self.energy_floor = np.array([r.limits.energy_floor for r in self.runs])  # (faults/limits.py)
-        self.bound = np.zeros(k)
         self.work = np.zeros((k, K.WORK))
         for i, run in enumerate(self.runs):                # the runs' arrays become views of the batch's rows
             run.q, run.v, run.tau, run.a, run.a_free = self.q[i], self.v[i], self.tau[i], self.a[i], self.a_free[i]
@@ -81,11 +80,10 @@ class FreeBodies:
     def integrate(self, dt):
         """v⁺, q⁺, the new placements and velocities, the kinetic energies (stage "integration")."""
         b = self.sim.bodies
-        np.add(self.kinetic_good, self.energy_floor, out=self.bound)     # RunLimits.energy_bound, all at once
-        self.bound *= self.energy_jump
         bad = K.free_integrate(self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau,
-                               self.f_ext, self.f_contact, self.in_contact, self.a_free, self.speed, self.bound, dt,
-                               self.row, b.R, b.p, b.V, self.V_last, self.a, self.kinetic, self.work)
+                               self.f_ext, self.f_contact, self.in_contact, self.a_free, self.speed, self.kinetic_good,
+                               self.energy_floor, self.energy_jump, dt, self.row, b.R, b.p, b.V, self.V_last, self.a,
+                               self.kinetic, self.work)
         if bad >= 0:
             run, sim = self.runs[bad], self.sim
             run.refresh()                                  # its kinematics, for the energy check's message
