@@ -2,8 +2,8 @@
 call, driven by ``stepping.ContactStage._rigid_step``.
 
 It chains the kernels ``stepping.py`` calls one by one for any universe — contact rows, collision groups, their
-layout, warm start, W = B Bᵀ (``rigid_delassus``), the solve (``solve_groups``, with the retry of an unconverged
-group without its positive targets), Gᵀf (``scatter``) and the body-frame wrenches of the batch (``free_body_wrenches``)
+layout, warm start, W = B Bᵀ (``rigid_delassus``), the solve (``solve_groups``, with the retry of a failed group
+without its positive targets), Gᵀf (``scatter``) and the body-frame wrenches of the batch (``free_body_wrenches``)
 — with the same arguments in the same order, so the forces are the same to the last bit. A step then crosses from
 Python to numba once instead of ten times (each crossing costs ≈ 0.15–0.3 µs per array argument) and allocates its
 work arrays inside the call.
@@ -63,19 +63,11 @@ def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, ob
                    row_start, w_start, body_R, body_inverse_factor, W, dt, B_col, B_val, B_width)
     solve_groups(W, w_start, u_all, f, row_start[:ng + 1], block_offset, block_start, block_kind, block_mu, solver,
                  tol, max_iter, stats[:ng], keep, B_col, B_val, B_width)
-    for g in range(ng):             # an unconverged group: again without positive targets (``_solve_groups``)
-        if stats[g, 3] != 0.0:
-            continue
-        s, e = row_start[g], row_start[g + 1]
-        best, first, failed = f[s:e].copy(), stats[g].copy(), stats[g, 1] > 0.5 * stats[g, 6]
-        drop_positive_targets(contacts[contact_start[g]:contact_start[g + 1]], contact_row, target, u_all, f)
-        if not failed:
-            f[s:e] = best
-        solve_groups(W, w_start[g:g + 2], u_all, f, row_start[g:g + 2], block_offset[g:g + 2], block_start[g:],
-                     block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val, B_width)
-        if not failed and stats[g, 3] == 0.0:
-            f[s:e] = best
-            stats[g] = first
+    for g in range(ng):             # a failed group (not converged, not half-way): again without positive targets
+        if stats[g, 3] == 0.0 and stats[g, 1] > 0.5 * stats[g, 6]:
+            drop_positive_targets(contacts[contact_start[g]:contact_start[g + 1]], contact_row, target, u_all, f)
+            solve_groups(W, w_start[g:g + 2], u_all, f, row_start[g:g + 2], block_offset[g:g + 2], block_start[g:],
+                         block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val, B_width)
     scatter(f, contact_row, C, side, X, none, none, np.zeros((0, 2), np.int64), np.zeros((0, 2, 6, 6)), f_local, forces,
             none_f, wrench)
     free_body_wrenches(wrench, body_R, batch_row, batch_mb, group_of, ng, f_body, in_contact)
