@@ -11,12 +11,8 @@ contact the maps X_a, X_b (3, 6) from the two bodies' spatial velocities (world 
 ``problem.py``); per group its rows, its W = δt Σ_m Λ_m (Λ_m by the Delassus kernels of ``delassus.py``, one
 kernel call per multibody of the group) and its solve (all groups in one kernel call); then Gᵀf back to the
 bodies. Warm starts follow a contact by its pair and its nearest previous point. A group whose targets cannot
-all be met fails to converge: a box wedged between parallel opposite faces (no velocity leaves both), or a foot
-resting at the slop's depth, whose corners just above it ask for a push-out and those just below for none: a
-rigid foot can only meet such targets by rotating, which moves its contact points sideways, and its sticking
-contacts forbid that (Talos leaning in scenes/talos_knocks_box.xml: 76 % of the steps, residuals 1e-4 of the
-force, for every solver). Such a group is solved again with its positive targets dropped (its bodies may stay
-where they are), so its forces meet Coulomb's law; the next step asks for the push-out again.
+all be met (a box wedged between parallel opposite faces: no velocity leaves both) fails to converge; it is
+solved again with its positive targets dropped, so forces stay finite and its residual is reported.
 """
 from __future__ import annotations
 
@@ -464,28 +460,17 @@ class ContactStage:
 
     def _solve_groups(self, a, W, ng):
         """Every group's frictional contact problem, forces left in a["f"]; (iterations, residual, violation,
-        converged) per group. A group whose solve does not converge is solved again without its positive normal
-        targets (``drop_positive_targets``; module docstring): from the zero force when the first solve did not
-        even halve the residual of the zero force (its forces may be huge: the wedged box), and then kept; from
-        the first solve's best iterate otherwise, and kept only if it converges."""
+        converged) per group. A group whose solve fails (not converged, and not even half-way from the zero force
+        in residual) is solved again without its positive normal targets (``drop_positive_targets``)."""
         if self.export is not None:
             for g in range(ng):
                 self.export.write(self.counts.steps, g, *self._problem(a, W, g))
         stats = self._solve_range(a, W, 0, ng).tolist()
         for g, (_, residual, _, converged, _, _, zero) in enumerate(stats):
-            if converged:
-                continue
-            rows = slice(int(a["row_start"][g]), int(a["row_start"][g + 1]))
-            best, failed = a["f"][rows].copy(), residual > 0.5 * zero
-            contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
-            K.drop_positive_targets(contacts, a["contact_row"], a["target"], a["u_all"], a["f"])
-            if not failed:
-                a["f"][rows] = best
-            retry = self._solve_range(a, W, g, g + 1)[0].tolist()
-            if failed or retry[3]:
-                stats[g] = retry
-            else:
-                a["f"][rows] = best
+            if not converged and residual > 0.5 * zero:
+                contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
+                K.drop_positive_targets(contacts, a["contact_row"], a["target"], a["u_all"], a["f"])
+                stats[g] = self._solve_range(a, W, g, g + 1)[0].tolist()
         return [(int(s[0]), s[1], s[2], bool(s[3])) for s in stats]
 
     def _solve_range(self, a, W, g0, g1):
