@@ -54,6 +54,7 @@ LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the f
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
+RHO_GROWTH, RHO_LAST = 10.0, 1000.0   # each stall multiplies the Newton steps' ρ by 10, up to 1000 ρ, then back to ρ
 
 
 @njit(cache=True, nogil=True)
@@ -343,7 +344,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                       max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, out, keep, B_col, B_val, width):
+                      dnorm, fnorm, step_rho, out, keep, B_col, B_val, width):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
@@ -357,21 +358,24 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     (``_linalg_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
     (``_factor_kernels``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
+    step_rho[:] = out[9] * block_rho
     for k in range(max_steps):
         if out[4] > 0:
-            _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
+            _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, step_rho, True, f, v,
                    dnorm, fnorm, df)
             out[2] += 1
             out[4] -= 1
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
-            stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
+            stepped = newton_step(W, block_start, block_kind, block_mu, step_rho, block_state, f, v, status, slip,
                                   rows, df, wd, f_trial, v_trial, keep, B_col, B_val, width)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0
             if not stepped or out[6] >= STALL_STEPS:       # sweeps, from the best iterate so far
                 out[4], out[5], out[6] = out[5], min(2.0 * out[5], LAST_PHASE), 0.0
+                out[9] = RHO_GROWTH * out[9] if out[9] < RHO_LAST else 1.0
+                step_rho[:] = out[9] * block_rho
                 if out[0] < residual:
                     _restore(W, best_f, f, v)
                     residual = out[0]

@@ -72,11 +72,11 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     GK.velocity(W, f, v_free, v)
     residual = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
     zero = GK.natural_residual(np.zeros(n), v_free, block_start, block_kind, block_mu, block_rho)[0]
-    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0, residual, 0.0])   # see K.newton_iterations
+    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0, residual, 0.0, 1.0])   # see K.newton_iterations
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
     work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(),
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), np.zeros((nb, 3)), out, no_keep(),
             *(no_factor() if factor is None else factor))
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
     chunk = max_iter if time_budget is None else 1
