@@ -446,7 +446,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         zero = natural_residual(zero_all[:n], u_all[s:e], start, kind, mu, block_rho)[0]
         best[:] = fk
         if solver == NONSMOOTH_NEWTON:
-            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0, 1.0])
+            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0, 0.0])
             sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
             if not converged:
                 sweeps, converged = newton_iterations(
