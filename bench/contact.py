@@ -24,8 +24,9 @@
     (1 s ≤ t < 2 s), ours (nonsmooth-newton, the thesis's gauss-seidel-newton, and nonsmooth-newton with the
     joints' limits as rows, ``<Solver joint_limits="constraint">``) beside MuJoCo and pybullet
     (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; per-step medians
-    per phase, contacts and self-contacts of each engine, our steps left unconverged and our per-stage
-    breakdown while lying.
+    per phase and the mean lying step, contacts and self-contacts of each engine, our steps left unconverged and
+    our per-stage breakdown while lying; for our unconverged steps, how far they are (quantiles of residual / ‖f‖)
+    and what they cost (the solver stage's median, unconverged against converged).
 (e) N = 1, 5, 10, 20, 40 free cubes resting on the ground, apart: ours beside MuJoCo and pybullet, interleaved.
 """
 from __future__ import annotations
@@ -311,8 +312,10 @@ def cubes(tmp, k, spacing):
 
 def dense_solves(sim):
     """``sim`` with the Newton steps' linear solves on W itself: the body-space factor of free rigid bodies
-    (``_factor_kernels``) dropped after each Delassus stage — the reference (before) of part (c)."""
+    (``_factor_kernels``) dropped after each Delassus stage — the reference (before) of part (c); its stages run
+    one by one (not ``ContactStage._rigid_step``'s one call)."""
     stage = sim.contact_stage
+    stage.rigid_only = False
     delassus = stage._delassus
 
     def without_factor(a, W, ng, dt):
@@ -363,18 +366,24 @@ def part_c(rounds):
 # ---- (d) Talos falling, then lying on the floor ---------------------------------------------------------------------
 
 class OurFalling:
-    """Our Talos without controller; records each step's contacts, self-contacts, stage times, convergence."""
+    """Our Talos without controller; records each step's contacts, self-contacts, stage times, convergence and,
+    for an unconverged step, its largest natural residual over the norm of all contact forces (an upper bound of
+    the relative residual the solver's tolerance applies to)."""
 
     def __init__(self, tmp, solver, limits="none"):
         self.sim = talos_simulation(tmp, controller=False, solver=solver, limits=limits)
-        self.stages, self.unconverged = [], []
+        self.stages, self.unconverged, self.relative = [], [], []
 
     def step(self):
         t0 = perf_counter()
         self.sim.step()
         elapsed = perf_counter() - t0
         self.stages.append(dict(self.sim.timer.last))
-        self.unconverged.append(not all(g.converged for g in self.sim.solver_stats["groups"]))
+        groups = self.sim.solver_stats["groups"]
+        self.unconverged.append(not all(g.converged for g in groups))
+        if self.unconverged[-1]:
+            force = np.linalg.norm(self.sim.contact_stage.forces)
+            self.relative.append(max(g.residual for g in groups if not g.converged) / max(force, 1e-300))
         return elapsed
 
     def contacts(self):
@@ -408,21 +417,29 @@ def part_d(seconds=2.0):
     print(f"\n(d) Talos (nv = {sim.runs[0].model.nv}) dropped with no controller: falling t < {fall / 1e3:g} s, "
           f"lying {fall / 1e3:g} s ≤ t < {seconds:g} s; blocks of {BLOCK} steps interleaved; load average "
           f"{os.getloadavg()[0]:.1f} (timings under load)")
-    print(f"  {'engine':27s} {'fall µs':>8s} {'lie µs':>8s} {'lie/MuJoCo':>10s} {'lie/pybullet':>12s} "
-          f"{'fall/MuJoCo':>11s} {'contacts':>8s} {'self':>5s} {'base z':>7s}")
+    print(f"  {'engine':27s} {'fall µs':>8s} {'lie µs':>8s} {'lie mean':>8s} {'lie/MuJoCo':>10s} "
+          f"{'lie/pybullet':>12s} {'fall/MuJoCo':>11s} {'contacts':>8s} {'self':>5s} {'base z':>7s}")
     lie = {name: 1e6 * float(np.median(t[fall:])) for name, t in times.items()}
     falling = {name: 1e6 * float(np.median(t[:fall])) for name, t in times.items()}
     for name, engine in engines.items():
         c = np.array(counts[name][fall:])
-        print(f"  {name:27s} {falling[name]:8.0f} {lie[name]:8.0f} {lie[name] / lie['MuJoCo']:10.2f} "
-              f"{lie[name] / lie['pybullet']:12.2f} {falling[name] / falling['MuJoCo']:11.2f} {c[:, 0].mean():8.1f} "
-              f"{c[:, 1].mean():5.1f} {engine.base_height():7.3f}")
+        print(f"  {name:27s} {falling[name]:8.0f} {lie[name]:8.0f} {1e6 * np.mean(times[name][fall:]):8.0f} "
+              f"{lie[name] / lie['MuJoCo']:10.2f} {lie[name] / lie['pybullet']:12.2f} "
+              f"{falling[name] / falling['MuJoCo']:11.2f} {c[:, 0].mean():8.1f} {c[:, 1].mean():5.1f} "
+              f"{engine.base_height():7.3f}")
     for name in ("ours, nonsmooth-newton", "ours, gauss-seidel-newton", "ours, NSN + joint limits"):
         engine = engines[name]
-        stages = engine.stages[fall:]
+        stages, unconverged = engine.stages[fall:], np.array(engine.unconverged[fall:])
+        solver = 1e6 * np.array([s["solver"] for s in stages])
         print(f"  {name}: steps unconverged {sum(engine.unconverged[:fall])} of {fall} falling, "
-              f"{sum(engine.unconverged[fall:])} of {steps - fall} lying; lying, median per stage (µs): "
+              f"{unconverged.sum()} of {steps - fall} lying; lying, median per stage (µs): "
               + "  ".join(f"{k} {1e6 * np.median([s[k] for s in stages]):.0f}" for k in stages[0]))
+        if unconverged.any():
+            q = np.quantile(engine.relative, [0.1, 0.5, 0.9])
+            print(f"    unconverged steps (falling and lying): residual / ‖f‖ 10 %, 50 %, 90 % quantiles "
+                  f"{q[0]:.1e} {q[1]:.1e} {q[2]:.1e} (tolerance 1e-6); lying, solver stage median "
+                  f"{np.median(solver[unconverged]):.0f} µs unconverged, "
+                  f"{np.median(solver[~unconverged]) if not unconverged.all() else np.nan:.0f} µs converged")
 
 
 # ---- (e) N free cubes ------------------------------------------------------------------------------------------------

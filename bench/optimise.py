@@ -5,9 +5,11 @@
 1. Wall time (transcription + IPOPT) and the evaluations IPOPT asked for, per shipped problem: the 5-bar
    transfer (seed 003 §3.1, 0.42 s, published J_e = 12.0 J), RABBIT's single support (§3.2, 0.425 s,
    18.2 J), the same with a torque on the trunk and J_e as the cost (what the 18.2 J needs: docs/plugins.md)
-   and the double support before it (0.103 s, 6.7 J, same boundary data as the test's).  Medians over
-   ``--repeat`` solves; the energy found beside the thesis'; the 5-bar again at 4x the intervals.  Then seed
-   004's smooth-step synthesis on our exemplary gymnast (all its mesh levels; evaluations summed).
+   and the double support before it (0.103 s, 6.7 J, same boundary data as the test's), RABBIT's single support
+   with the margins its replay with contacts needs, and BIP's single support of the cyclic step (§3.3, 0.5 s,
+   109.5 J).  Medians over ``--repeat`` solves; the energy found beside the thesis'; the 5-bar again at 4x the
+   intervals.  Then seed 004's smooth-step synthesis on our exemplary gymnast (all its mesh levels; evaluations
+   summed).
 2. Inverse dynamics of seed 004's gymnast (assets/robots/gymnast.xml: 15 bodies, 20 dofs with the compliant
    bar and shoulders) in one run: Articula's ``rnea`` (numba), Pinocchio's, the CasADi export evaluated by
    CasADi's virtual machine, and the same export as generated C compiled with ``cc -O3`` (seed 004 quotes
@@ -47,7 +49,9 @@ BATCH = 1000
 PROBLEMS = [("5-bar transfer", "five_bar.xml", "five_bar_transfer.toml", 12.0),
             ("RABBIT single support", "rabbit.xml", "rabbit_single_support.toml", 18.2),
             ("  + torque on the trunk", "rabbit.xml", "rabbit_single_support_trunk_torque.toml", 18.2),
-            ("RABBIT double support", "rabbit.xml", "rabbit_double_support.toml", 6.7)]
+            ("RABBIT double support", "rabbit.xml", "rabbit_double_support.toml", 6.7),
+            ("RABBIT SS, for replay", "rabbit.xml", "rabbit_single_support_replay.toml", 18.2),
+            ("BIP single support", "bip.xml", "bip_single_support.toml", 109.5)]
 
 
 def optimisations(repeat):

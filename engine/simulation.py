@@ -50,6 +50,7 @@ class MultiBodyRun:
         self.f_ext = np.zeros((nb, 6))                      # user/haptic wrenches, body frames
         self.f_contact = np.zeros((nb, 6))                  # contact and closure wrenches, body frames
         self.f_total = np.zeros((nb, 6))
+        self.contact_flag = np.zeros(1, bool)               # ``in_contact`` (a row of the batch's, engines/free_bodies)
         self.in_contact = self.has_external = False         # f_contact, f_ext non-zero
         self.offset = int(bodies.offset[index])
         rows = bodies.rows(index)
@@ -68,6 +69,15 @@ class MultiBodyRun:
         self.controllers = [plugins.create(spec, model=self.model, q0=instance.q0, gravity=self.gravity,
                                            base_dir=base_dir)
                             for spec in universe.controllers if spec.target == instance.name]
+
+    @property
+    def in_contact(self) -> bool:
+        """Whether the last step's contact wrenches ``f_contact`` are non-zero."""
+        return bool(self.contact_flag[0])
+
+    @in_contact.setter
+    def in_contact(self, value):
+        self.contact_flag[0] = value
 
     def world_placements(self):
         """Body frames in the world, (R (nb, 3, 3), p (nb, 3)) = (R_m, p_m) * oMi, at the last refresh."""
@@ -117,6 +127,12 @@ class Simulation:
         self.timer = StageTimer()
         self.external = {}        # (multibody, body) -> (wrench_world (6,), point_world (3,))
         self.engine = engines.engine_class(engine or universe.engine)(self)
+        #: the free bodies the engine steps together (engines/free_bodies.py): their last good state is kept in
+        #: the batch's arrays, committed in one copy; ``solo``: the other runs
+        self.batch = getattr(self.engine, "free_bodies", None)
+        self.solo = [run for run in self.runs if self.batch is None or run not in self.batch.runs]
+        self._driven = self._driven_runs()
+        self._external_on = False  # an external wrench was applied since the last step without one
         self.sensors = [self._sensor(spec) for spec in universe.sensors]
         self.sensor_target = {id(s): spec.target for s, spec in zip(self.sensors, universe.sensors)}
         self.measurements = {}    # sensor name -> {signal: array}, after each step
@@ -196,6 +212,7 @@ class Simulation:
         kept = [s for s in self.sensors if name not in (faults.plugin_name(s), getattr(s, "name", None))]
         found |= len(kept) != len(self.sensors)
         self.sensors = kept
+        self._driven = self._driven_runs()
         self.measurements = {s.name: self.measurements[s.name] for s in kept if s.name in self.measurements}
         if isinstance(self.faulted, PluginError) and self.faulted.plugin == name:
             found, self.faulted = True, None
@@ -234,9 +251,16 @@ class Simulation:
         timer, dt = self.timer, self.dt
         timer.begin_step()
         with timer.stage("control"):  # controllers and devices write torques and external wrenches
-            for index, run in enumerate(self.runs):
+            if self.batch is not None:
+                self.batch.tau.fill(0.0)  # the batch's torques at once; its runs with controllers below
+            for run in self._driven:
                 self._control(run)
-                self._external_to_body_frames(run, index)
+            if self.external:
+                self._external_on = True
+            if self._external_on:
+                for index, run in enumerate(self.runs):
+                    self._external_to_body_frames(run, index)
+                self._external_on = bool(self.external)
         self.engine.step(dt)  # free dynamics, contacts, integration, kinematics (timed inside)
         self.time += dt
         self.step_count += 1
@@ -245,6 +269,11 @@ class Simulation:
                 self.measurements = {sensor.name: self._measure(sensor) for sensor in self.sensors}
         self._commit()
         timer.end_step()
+
+    def _driven_runs(self) -> list:
+        """The runs ``_control`` visits: every run but a batched one without controllers or torque clamps (whose
+        torque stays the zero the batch sets)."""
+        return [run for run in self.runs if run in self.solo or run.controllers or run.limits.clamp]
 
     def _control(self, run):
         """τ = Σ controllers' torques, each checked at the plugin boundary, then held to the effort limits."""
@@ -356,16 +385,20 @@ class Simulation:
         self.refresh_kinematics()
         for run in self.runs:
             run.kinetic_next = kinetic_energy_of_motion(run.model, run.data, run.v)
+        if self.batch is not None:
+            self.batch.kinetic[:] = [run.kinetic_next for run in self.batch.runs]
         self.faulted = None
         self._commit()
 
     def _commit(self):
         """The state after a step that passed every check becomes the last good one."""
-        for run in self.runs:
+        for run in self.solo:
             np.copyto(run.q_good, run.q)
             np.copyto(run.v_good, run.v)
             np.copyto(run.tau_good, run.tau)
             run.kinetic = run.kinetic_next
+        if self.batch is not None:
+            self.batch.commit()
         self._good_time, self._good_step = self.time, self.step_count
         self._good_warm, self._good_measurements = self.engine.warm_start(), self.measurements
 

@@ -16,10 +16,12 @@ class StageTimer:
         self.last = dict.fromkeys(STAGES, 0.0)
         self.total = dict.fromkeys(STAGES, 0.0)
         self.steps = 0
+        self._stages = {name: _Stage(self, name) for name in STAGES}
 
     def stage(self, name):
-        """``with timer.stage(name):`` adds the block's wall time to ``name``."""
-        return _Stage(self, name)
+        """``with timer.stage(name):`` adds the block's wall time to ``name`` (one context per stage, reused:
+        stages do not nest)."""
+        return self._stages[name]
 
     def begin_step(self):
         for k in self.last:

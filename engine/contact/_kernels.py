@@ -464,13 +464,13 @@ def polish(W, block_start, block_kind, block_mu, block_rho, f, v, residual, work
     if m == 0:
         return residual
     rows = work[:m].astype(np.int64)
-    A = np.empty((m, m))
     fS, vS = np.empty(m), np.empty(m)
     for i in range(m):
         fS[i], vS[i] = f[rows[i]], v[rows[i]]
-    if m == n:                                                 # every row: W_SS = W
-        A[:, :] = W
+    if m == n:                                                 # every row: W_SS = W (``kept_solve`` reads it only)
+        A = W
     else:
+        A = np.empty((m, m))
         for i in range(m):
             for j in range(m):
                 A[i, j] = W[rows[i], rows[j]]

@@ -34,7 +34,8 @@ def kept_solve(A, b, rows, keep):
     W_SS has only moved with the configuration, and conjugate gradients preconditioned by the kept L Lᵀ
     (``_kept_cg``) reach ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ in one or two O(m²) iterations. Otherwise, or if CG does
     not get there in REUSE_ITERATIONS, W_SS is factored anew (and kept when positive definite); a semidefinite
-    W_SS (a hyperstatic rigid set) takes the pivoted path of ``least_norm_solve``, which keeps nothing."""
+    W_SS (a hyperstatic rigid set) takes the pivoted path of ``least_norm_solve`` on a copy, which keeps nothing.
+    A is left unchanged."""
     L_old, meta_old, L_new, meta_new = keep
     m = A.shape[0]
     if REUSE_ROWS <= m and m * m <= L_new.shape[0]:
@@ -50,7 +51,7 @@ def kept_solve(A, b, rows, keep):
             meta_new[1:m + 1] = rows
             return _cholesky_solve(L, b)
         meta_new[0] = -1
-    return least_norm_solve(A, b)
+    return least_norm_solve(A.copy(), b)
 
 
 @njit(cache=True, nogil=True)

@@ -100,12 +100,13 @@ def free_dynamics(I, I_inv, gravity, q, v, tau, f_ext, speed, dt, row, body_R, a
 
 @njit(cache=True, nogil=True)
 def free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, speed,
-                   energy_bound, dt, row, body_R, body_p, V, V_last, a, kinetic, work):
+                   kinetic_good, energy_floor, energy_jump, dt, row, body_R, body_p, V, V_last, a, kinetic, work):
     """Stage "integration": v⁺ = v + δt a (a = a_free, or with the contact wrench f_c added to f when
     ``in_contact``), q⁺ = q ⊕ δt v⁺ (SE(3) exponential), a = (v⁺ − v)/δt, the new placement (base frame times
     q⁺) and world velocity into the WorldBodies rows (the old one kept in ``V_last[i]``), the kinetic energy
     ½ v⁺ᵀ I v⁺. Returns the first body with a non-finite q⁺ or v⁺, a v⁺ beyond its speed bound or a kinetic
-    energy beyond ``energy_bound``, else −1."""
+    energy beyond its bound energy_jump (T + energy_floor) from the last good state's T = ``kinetic_good``
+    (``faults.RunLimits.energy_bound``), else −1."""
     flagged = -1
     for i in range(q.shape[0]):
         w = work[i]
@@ -143,6 +144,6 @@ def free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contac
             energy += 0.5 * v[i, r] * s
         kinetic[i] = energy
         if flagged < 0 and (not np.all(np.isfinite(q[i])) or _beyond(v[i], speed[i])
-                            or not energy <= energy_bound[i]):
+                            or not energy <= energy_jump[i] * (kinetic_good[i] + energy_floor[i])):
             flagged = i
     return flagged

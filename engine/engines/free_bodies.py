@@ -4,12 +4,15 @@ Each multibody of a universe costs a Python pass per stage (ABA, kinematics, int
 dominates a scene of many small bodies (issue 16: 40 cubes). The free bodies of a universe are therefore stepped
 by one compiled call per stage (``_free_body_kernels``: Newton–Euler about the origin, the same accelerations as
 ``aba`` on a one-body tree). Their runs keep their public arrays (``q``, ``v``, ``tau``, ``f_ext``,
-``f_contact``, ``a``) as views of this batch's rows, so controllers, devices, sensors, the contact stage and the
-state's get/set see no difference. A fault flagged by a kernel is raised by the Simulation's own checks, which
+``f_contact``, ``a``, the last good ``q_good``, ``v_good``, ``tau_good``) as views of this batch's rows, so
+controllers, devices, sensors, the contact stage and the state's get/set see no difference; the Simulation
+zeroes the batch's torques, and commits its good state (``commit``), in one call each. Their kinetic energies
+live in the batch (``kinetic``: the last step's, ``kinetic_good``: the last good state's), not in the runs'
+``kinetic`` attributes. A fault flagged by a kernel is raised by the Simulation's own checks, which
 name the body, the stage and the value as for any multibody.
 
-The contact stage writes the batch's contact wrenches and ``in_contact`` flags in one call (a batched run's own
-``in_contact`` attribute is not used). A batched run's ``data`` (its kinematics and ABA workspace) is not
+The contact stage writes the batch's contact wrenches and ``in_contact`` flags in one call (a batched run's
+``in_contact`` reads its flag). A batched run's ``data`` (its kinematics and ABA workspace) is not
 refreshed every step: ``data_stale`` says so, and the contact stage has it recomputed (``MultiBodyRun.fresh_data``)
 before a Delassus operator that reads it (a free body in a group with a robot).
 """
@@ -48,11 +51,16 @@ class FreeBodies:
         self.q, self.v = np.array([r.q for r in self.runs]), np.array([r.v for r in self.runs])
         self.tau, self.a, self.a_free = np.zeros((k, 6)), np.zeros((k, 6)), np.zeros((k, 6))
         self.f_ext, self.f_contact, self.V_last = np.zeros((k, 6)), np.zeros((k, 6)), np.zeros((k, 6))
-        self.in_contact, self.kinetic, self.bound = np.zeros(k, bool), np.zeros(k), np.zeros(k)
+        self.q_good, self.v_good, self.tau_good = self.q.copy(), self.v.copy(), self.tau.copy()
+        self.in_contact, self.kinetic, self.kinetic_good = np.zeros(k, bool), np.zeros(k), np.zeros(k)
+        self.energy_jump = np.array([r.limits.energy_jump for r in self.runs])    # the energy bound's terms
+        self.energy_floor = np.array([r.limits.energy_floor for r in self.runs])  # (faults/limits.py)
         self.work = np.zeros((k, K.WORK))
         for i, run in enumerate(self.runs):                # the runs' arrays become views of the batch's rows
             run.q, run.v, run.tau, run.a, run.a_free = self.q[i], self.v[i], self.tau[i], self.a[i], self.a_free[i]
             run.f_ext, run.f_contact, run.V_last = self.f_ext[i:i + 1], self.f_contact[i:i + 1], self.V_last[i:i + 1]
+            run.q_good, run.v_good, run.tau_good = self.q_good[i], self.v_good[i], self.tau_good[i]
+            run.contact_flag = self.in_contact[i:i + 1]
             run.q_in, run.v_in = run.q.view(), run.v.view()
             run.q_in.flags.writeable = run.v_in.flags.writeable = False
             run.data_stale = True
@@ -72,17 +80,22 @@ class FreeBodies:
     def integrate(self, dt):
         """v⁺, q⁺, the new placements and velocities, the kinetic energies (stage "integration")."""
         b = self.sim.bodies
-        for i, run in enumerate(self.runs):
-            self.bound[i] = run.limits.energy_bound(run.kinetic)
         bad = K.free_integrate(self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau,
-                               self.f_ext, self.f_contact, self.in_contact, self.a_free, self.speed, self.bound, dt,
-                               self.row, b.R, b.p, b.V, self.V_last, self.a, self.kinetic, self.work)
-        for i, run in enumerate(self.runs):
-            run.kinetic_next = float(self.kinetic[i])
+                               self.f_ext, self.f_contact, self.in_contact, self.a_free, self.speed, self.kinetic_good,
+                               self.energy_floor, self.energy_jump, dt, self.row, b.R, b.p, b.V, self.V_last, self.a,
+                               self.kinetic, self.work)
         if bad >= 0:
             run, sim = self.runs[bad], self.sim
             run.refresh()                                  # its kinematics, for the energy check's message
+            run.kinetic = float(self.kinetic_good[bad])
             sim.check_finite(run.f_contact, "solver", run, "contact wrench")
             sim.check_finite(run.q, "integration", run, "configuration q")
             sim.check_speed(run.v, "integration", run, "velocity v")
             sim.check_energy(run)
+
+    def commit(self):
+        """The state after a step that passed every check becomes the last good one (``Simulation._commit``)."""
+        np.copyto(self.q_good, self.q)
+        np.copyto(self.v_good, self.v)
+        np.copyto(self.tau_good, self.tau)
+        np.copyto(self.kinetic_good, self.kinetic)

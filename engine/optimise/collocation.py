@@ -19,8 +19,10 @@ Chessé's cut forces are controls (I.17-I.18), here λ and F; closure is an equa
 exterior penalty ½ r_d |O5O5′|², which IPOPT enforces to its tolerance.  The dynamics are written implicitly,
 through inverse dynamics (rnea, exported to CasADi: ``symbolic.py``), so no mass matrix is ever inverted.
 Cost (II.5-II.6): ½ μ_c ∫ Σ ξ (γ u)² + ½ μ_f ∫ Σ (λ² + F²) + μ_e ∫ Σ √(p² + ε²), p = q̇ u the power of each
-actuator (the absolute value smoothed by ε); quadrature by the same trapezoid.  Reported: J_e = ∫ Σ |q̇ u| dt
-(exact |.|, trapezoid over the nodes), the thesis' energy.
+actuator (the absolute value smoothed by ε); quadrature by the same trapezoid.  Optionally ½ μ_d ∫ Σ ξ (γ u̇)² +
+Σ λ̇² dt (II.5's J_d): the defects hold a_k + a_{k+1} only, so a_k + (−1)^k δ, with u and λ alternating along,
+moves no q or v; this cost removes that zig-zag (an optimum rode it on the friction cone's edge).
+Reported: J_e = ∫ Σ |q̇ u| dt (exact |.|, trapezoid over the nodes), the thesis' energy.
 """
 from __future__ import annotations
 
@@ -241,6 +243,9 @@ def solve(model, problem, q_scene=None, gravity=(0.0, 0.0, -9.81), verbose=False
     cost = problem.effort * effort
     if nf:
         cost += problem.force * 0.5 * ca.sum2(ca.sum1(Lam ** 2) * w[None, :])
+    if problem.rate:              # ½ μ_d ∫ Σ ξ (γ u̇)² + Σ λ̇² dt, u̇ = (u_{k+1} − u_k)/h
+        rates = ca.sum1(xi * (gamma * ca.diff(U, 1, 1)) ** 2) + ca.sum1(ca.diff(Lam, 1, 1) ** 2)
+        cost += problem.rate * 0.5 / h * ca.sum2(rates)
     if problem.energy:
         cost += problem.energy * ca.sum2(ca.sum1(ca.sqrt(P ** 2 + problem.energy_smoothing ** 2)) * w[None, :])
     opti.minimize(cost)

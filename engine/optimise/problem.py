@@ -10,6 +10,7 @@ Every key is checked against the schema below; an unknown key, a wrong type or a
                 force = 1e-4        # μ_f: the same on closure and contact forces
                 energy = 0.0        # ∫ Σ √((q̇_i u_i)² + ε²) dt, the smoothed J_e (II.5's rejected criterion)
                 energy_smoothing = 0.1   # ε, W
+                rate = 0.0          # μ_d: ½ μ_d ∫ Σ ξ (γ u̇)² + Σ λ̇² dt (J_d, II.5): no zig-zag between nodes
     [actuators.j1]  weight = 1.0  scale = 1.0  max_torque = 80.0  max_speed = 8.0   (ξ, γ, |τ| ≤ τ_M and
                     |q̇/q̇_M + τ/τ_M| ≤ 1: seed 000 eqs. 5.25-5.26);  axis = [0, -1, 0] for a closure torque
     [start.q] / [start.v] / [end.q] / [end.v]   joint = value (SI) for 1-dof joints; unnamed ones are free
@@ -32,7 +33,7 @@ NUMBER = (int, float)
 ACTUATOR_KEYS = {"weight": NUMBER, "scale": NUMBER, "max_torque": NUMBER, "max_speed": NUMBER, "axis": list}
 SCHEMA = {
     "multibody": str, "duration": NUMBER, "intervals": int,
-    "cost": {"effort": NUMBER, "force": NUMBER, "energy": NUMBER, "energy_smoothing": NUMBER},
+    "cost": {"effort": NUMBER, "force": NUMBER, "energy": NUMBER, "energy_smoothing": NUMBER, "rate": NUMBER},
     "actuators": {"*": ACTUATOR_KEYS},
     "start": {"q": {"*": NUMBER}, "v": {"*": NUMBER}},
     "end": {"q": {"*": NUMBER}, "v": {"*": NUMBER}},
@@ -89,6 +90,7 @@ class Problem:
     force: float = 1e-4
     energy: float = 0.0
     energy_smoothing: float = 0.1
+    rate: float = 0.0
     actuators: tuple = ()
     start_q: dict = field(default_factory=dict)
     start_v: dict = field(default_factory=dict)
@@ -223,7 +225,7 @@ def _check_values(p: Problem):
         raise p.error("the duration must be a positive number of seconds", "duration", p.duration)
     if p.intervals < 2:
         raise p.error("at least 2 collocation intervals", "intervals", p.intervals)
-    for key in ("effort", "force", "energy"):
+    for key in ("effort", "force", "energy", "rate"):
         if getattr(p, key) < 0:
             raise p.error("a cost weight must be >= 0", f"cost.{key}", getattr(p, key))
     if not p.friction_speed > 0:

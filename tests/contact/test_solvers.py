@@ -521,3 +521,30 @@ def test_a_kept_factor_solves_the_next_step_to_the_direct_accuracy_without_refac
     x = kept_solve(W0 + 0.3 * np.diag(rng.random(m)) * m, b, rows, fresh)
     assert fresh[3][0] == m                                                 # CG did not get there: factored
     assert kept_solve(W0.copy(), b, rows, no_keep()).shape == (m,)          # no room: the direct path
+
+
+def test_kept_solve_leaves_its_matrix_unchanged_on_every_path():
+    """The active-set step hands ``kept_solve`` W itself when every row sticks (no copy): a definite W_SS
+    (factored, then reused by CG) and a semidefinite one (the pivoted path of a hyperstatic rigid set, on 60 rows
+    and on 12) come back unchanged bit for bit, with the solution of least norm (numpy's pinv, to the bound its
+    conditioning allows)."""
+    rng = np.random.default_rng(11)
+    for m, rank in ((60, 60), (60, 40), (12, 6)):
+        J = rng.normal(size=(m, rank))
+        A = J @ J.T / m + (np.eye(m) if rank == m else 0.0)
+        A = 0.5 * (A + A.T)
+        b = A @ rng.normal(size=m)                                          # consistent for the singular ones
+        rows = np.arange(m)
+        keep = (np.zeros(0), np.zeros(1, np.int64), np.empty(m * m), np.zeros(m + 1, np.int64))
+        for _ in range(2):                                                  # factor, then reuse (definite)
+            before = A.copy()
+            x = kept_solve(A, b, rows, keep)
+            assert np.array_equal(A, before)
+            reference = np.linalg.pinv(A, rcond=1e-10) @ b
+            eig = np.linalg.eigvalsh(A)
+            cond = eig[-1] / eig[eig > 1e-10 * eig[-1]].min()                # on the range of A
+            # CG stops at ‖A x − b‖ ≤ 1e-12 ‖b‖ (the direct solves are backward stable to less): forward error
+            # ≤ cond × that; the pivoted Cholesky's least-norm solution through BᵀB squares the conditioning
+            bound = 1e-12 * (cond if rank == m else cond ** 2)
+            assert np.linalg.norm(x - reference) <= bound * np.linalg.norm(reference)
+            keep = (keep[2].copy(), keep[3].copy(), np.empty(m * m), np.zeros(m + 1, np.int64))

@@ -59,3 +59,50 @@ def test_steps_left_unconverged_are_counted_and_reset(tmp_path):
     assert sim.snapshot().solver_stats["unconverged_steps"] == sim.contact_report().unconverged_steps
     sim.reset()
     assert sim.contact_report().steps == 0 and sim.contact_report().summary() == "contacts: none"
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_steps_without_contacts_do_not_reset_the_totals(tmp_path, batched):
+    """A box resting, lifted off the ground by an upward push (contact-free steps), dropped back: the totals
+    count every step that had contacts, before the flight and after it, as the test counts them itself from
+    ``sim.contacts`` (the box batched with the free bodies, and stepped as a multibody of its own)."""
+    from engine.engines import articula, free_bodies
+    (tmp_path / "box.xml").write_text('<Universe><Body name="box"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
+                                      '<Translation z="0.05"/></Body><Body name="ground"><Plane/><Mass>0</Mass></Body>'
+                                      '</Universe>')
+    original = articula.batchable
+    articula.batchable = free_bodies.batchable if batched else (lambda run: False)
+    try:
+        sim = Simulation(load_universe(tmp_path / "box.xml"))
+    finally:
+        articula.batchable = original
+    assert (sim.engine.free_bodies is not None) == batched
+    steps = contacts = flight = 0
+    for k in range(600):
+        if k == 100:
+            sim.set_external_wrench(0, 0, [0, 0, 30.0, 0, 0, 0], [0, 0, 0.05])     # 30 N up against 9.81 N
+        if k == 150:
+            sim.clear_external_wrenches()
+        sim.step()
+        steps += len(sim.contacts) > 0
+        contacts += len(sim.contacts)
+        flight += len(sim.contacts) == 0
+    report = sim.contact_report()
+    assert flight > 100 and report.steps == steps > 250 and report.contacts == contacts
+
+
+def test_a_batched_free_body_says_whether_it_touches(tmp_path):
+    """``run.in_contact`` of a free body stepped in the engine's batch: false while it falls, true once it lands,
+    and at every step whether its contact wrench is non-zero."""
+    (tmp_path / "box.xml").write_text('<Universe><Body name="box"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
+                                      '<Translation z="0.1"/></Body><Body name="ground"><Plane/><Mass>0</Mass></Body>'
+                                      '</Universe>')
+    sim = Simulation(load_universe(tmp_path / "box.xml"))
+    run = sim.runs[0]
+    assert run in sim.engine.free_bodies.runs
+    seen = set()
+    for _ in range(300):
+        sim.step()
+        assert run.in_contact == bool(run.f_contact.any())
+        seen.add(run.in_contact)
+    assert seen == {False, True} and run.in_contact

@@ -58,3 +58,16 @@ def test_a_talos_arm_link_pushed_it_while_talos_kept_standing(run):
     assert moved_at is not None and first <= moved_at < 2.5
     assert max(f for _, _, f in touches) > 1.0
     assert np.all(np.abs(base_z - 1.02) < 0.05)
+
+
+def test_its_contact_problems_are_solved_to_tolerance(run):
+    """Talos leaning on its feet at the slop's depth: corners just above the slop ask for a push-out, those below
+    for none, which no rigid foot meets while its contacts stick (no solution: 76 % of the steps were left
+    unconverged, by every solver). Such a group is solved again without its positive targets (contact/stepping.py):
+    5.3 % are left (observed), problems that 5000 Gauss–Seidel sweeps leave at the same residual (1e-6 to 1e-4 of
+    the force) — at most 10 %, for the chaotic tumble of the box. The feet stay within 0.1 mm of the slop's depth."""
+    sim, *_ = run
+    report = sim.contact_report()
+    assert report.steps == 5000 and report.unconverged_steps <= 0.1 * report.steps
+    feet = [d for a, b, d in zip(sim.contacts.body_a, sim.contacts.body_b, sim.contacts.depth) if "leg" in a + b]
+    assert feet and max(feet) <= sim.universe.contact.slop + 1e-4
