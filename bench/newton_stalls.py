@@ -1,0 +1,61 @@
+"""Steps the nonsmooth Newton solver leaves unconverged in simulation, and the cost of a step.
+
+Four runs with ``nonsmooth-newton`` (tolerance 1e-6, 100 iterations): Talos falling from scenes/default.xml's pose
+without its stance controller for 2 s (as tests/contact/data/record_hard_problems.py), the same with
+``joint_limits="constraint"``, scenes/talos_knocks_box.xml for 5 s and scenes/default.xml for 1 s. Prints per run
+the steps left unconverged and the median wall time of a step over blocks of 100 steps (the first block, which
+compiles, is left out). ``--root`` runs another checkout (a worktree of main for before/after: alternate the runs).
+
+    python bench/newton_stalls.py [--root /tmp/ref] [--runs fall limits knock default]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from time import perf_counter
+
+import numpy as np
+
+SECONDS = {"fall": 2.0, "limits": 2.0, "knock": 5.0, "default": 1.0}
+
+
+def simulation(run, root):
+    import record_hard_problems as R
+    if run in ("fall", "limits"):
+        return R.talos('nonsmooth-newton" joint_limits="constraint' if run == "limits" else "nonsmooth-newton")
+    from dataclasses import replace
+    universe = R.load_universe(root / "scenes" / ("talos_knocks_box.xml" if run == "knock" else "default.xml"))
+    return R.Simulation(universe.with_settings(solver=replace(universe.solver, name="nonsmooth-newton")))
+
+
+def measure(run, root):
+    sim = simulation(run, root)
+    steps = int(round(SECONDS[run] / sim.dt))
+    times = []
+    for _ in range(steps // 100):
+        t0 = perf_counter()
+        for _ in range(100):
+            sim.step()
+        times.append((perf_counter() - t0) / 100)
+    return sim.contact_report().unconverged_steps, steps, 1e6 * float(np.median(times[1:]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--runs", nargs="+", default=list(SECONDS), choices=list(SECONDS))
+    args = parser.parse_args()
+    root = args.root.resolve()
+    sys.path[:0] = [str(root), str(root / "tests/contact/data")]
+    os.chdir(root)
+    import engine
+    print(f"checkout {Path(engine.__file__).parent.parent}, load {os.getloadavg()[0]:.2f}")
+    for run in args.runs:
+        unconverged, steps, us = measure(run, root)
+        print(f"  {run:8s} unconverged {unconverged:5d} / {steps:5d}   {us:7.0f} µs/step", flush=True)
+
+
+if __name__ == "__main__":
+    main()
