@@ -35,8 +35,7 @@ solution of least norm where it is not).
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
 Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
-strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139), and the gains ρ change for what
-follows (× 0.1, 10, 0.01, 100 in turn, ``newton_iterations``). Every iterate is in K.
+strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
 """
 from __future__ import annotations
 
@@ -55,7 +54,6 @@ LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the f
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
-RHO_CYCLE = (1.0, 0.1, 10.0, 0.01, 100.0)   # the gains ρ / block_rho after 0, 1, 2, … stalls (then again)
 
 
 @njit(cache=True, nogil=True)
@@ -345,43 +343,36 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                       max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, step_rho, out, keep, B_col, B_val, width):
+                      dnorm, fnorm, out, keep, B_col, B_val, width):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
     best natural residual by STALL_FACTOR (a stationary point of ½‖φ‖², or a kink crossed back and forth), start
-    a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again; each
-    stall also moves the gains ρ of the steps and sweeps (``step_rho``, (nb, 3) work) to the next multiple of
-    ``block_rho`` in RHO_CYCLE, smaller and larger in turn: the zeros of φ do not depend on ρ, but which contacts
-    a step sees as sticking, slipping or separated does, and NSN-AC's convergence depends strongly on ρ (Acary,
-    Brémond & Huber 2018, who adapt it). The natural residual keeps ``block_rho``. It gives up early, unconverged, once
-    STAGNATION_ITERATIONS iterations in a row have not cut the best residual by STAGNATION_FACTOR (no progress:
-    jammed self-contacts with high friction from some warm starts, or a problem without an exact solution).
+    a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again.
+    It gives up early, unconverged, once STAGNATION_ITERATIONS iterations in a row have not cut the best
+    residual by STAGNATION_FACTOR (no progress: jammed self-contacts with high friction from some warm starts, or a
+    problem without an exact solution).
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
-    length of the next phase, stalled steps, best residual at the last real improvement, iterations since,
-    stalls so far (the position in RHO_CYCLE; 0 to start)];
+    length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
     (``_linalg_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
     (``_factor_kernels``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
-    step_rho[:] = RHO_CYCLE[int(out[9]) % len(RHO_CYCLE)] * block_rho
     for k in range(max_steps):
         if out[4] > 0:
-            _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, step_rho, True, f, v,
+            _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
                    dnorm, fnorm, df)
             out[2] += 1
             out[4] -= 1
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
-            stepped = newton_step(W, block_start, block_kind, block_mu, step_rho, block_state, f, v, status, slip,
+            stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
                                   rows, df, wd, f_trial, v_trial, keep, B_col, B_val, width)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0
             if not stepped or out[6] >= STALL_STEPS:       # sweeps, from the best iterate so far
                 out[4], out[5], out[6] = out[5], min(2.0 * out[5], LAST_PHASE), 0.0
-                out[9] += 1.0
-                step_rho[:] = RHO_CYCLE[int(out[9]) % len(RHO_CYCLE)] * block_rho
                 if out[0] < residual:
                     _restore(W, best_f, f, v)
                     residual = out[0]

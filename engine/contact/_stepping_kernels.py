@@ -420,7 +420,6 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
             squares += (block_start[b + 1] - block_start[b]) ** 2
         inv_max = max(inv_max, squares)
     inv_all, state_all, rho_all = np.zeros(inv_max), np.zeros(nb_max, np.int64), np.zeros((nb_max, 3))
-    step_rho = np.zeros((nb_max, 3))
     v_all, best_all, zero_all = np.empty(n_max), np.empty(n_max), np.zeros(n_max)
     status, slip, rows = np.zeros(nb_max, np.int64), np.zeros((nb_max, 5)), np.zeros(n_max, np.int64)
     df, wd, f_trial, v_trial = np.zeros(max(n_max, 3)), np.zeros(n_max), np.zeros(n_max), np.zeros(n_max)
@@ -446,13 +445,13 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         zero = natural_residual(zero_all[:n], u_all[s:e], start, kind, mu, block_rho)[0]
         best[:] = fk
         if solver == NONSMOOTH_NEWTON:
-            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0, 0.0])
+            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0])
             sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
             if not converged:
                 sweeps, converged = newton_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
                     best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n], v_trial[:n],
-                    dnorm[:nb], fnorm[:nb], step_rho[:nb], out, keep, B_col[s:e], B_val[s:e], B_width[k])
+                    dnorm[:nb], fnorm[:nb], out, keep, B_col[s:e], B_val[s:e], B_width[k])
             change, failures = math.nan, out[2]
         else:
             out = np.array([residual, np.inf, 0.0, 0.0])

@@ -16,8 +16,7 @@ Each iteration is a damped Newton step, or, where the step fails or stalls, a Ga
 the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
 runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: no
 progress, as on jammed self-contacts with high friction from some warm starts, or on a problem without an exact
-solution). Each stall of the Newton steps changes the Alart–Curnier gains, cycling through 1, 0.1, 10, 0.01, 100
-times ρ = 1/W_ii (``_newton_kernels.newton_iterations``). Unless converged, the iterate of
+solution). Unless converged, the iterate of
 lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
 zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
@@ -74,11 +73,11 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     GK.velocity(W, f, v_free, v)
     residual = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
     zero = GK.natural_residual(np.zeros(n), v_free, block_start, block_kind, block_mu, block_rho)[0]
-    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0, residual, 0.0, 0.0])   # see K.newton_iterations
+    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0, residual, 0.0])   # see K.newton_iterations
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
     work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), np.zeros((nb, 3)), out, no_keep(),
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(),
             *(no_factor() if factor is None else factor))
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
     chunk = max_iter if time_budget is None else 1
