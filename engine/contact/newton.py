@@ -16,8 +16,7 @@ Each iteration is a damped Newton step, or, where the step fails or stalls, a Ga
 the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
 runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: no
 progress, as on jammed self-contacts with high friction from some warm starts, or on a problem without an exact
-solution). Unless converged, the iterate of
-lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
+solution). Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
 zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
 Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
