@@ -21,11 +21,11 @@ from engine.contact.groups import contact_groups, group_layout
 
 @njit(cache=True, nogil=True)
 def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
-                  offset, body_R, body_p, V, V_free, wrench, prev_pair, prev_point, prev_force, parent, group_of,
+                  prev_pair, prev_point, prev_force, offset, body_R, body_p, V, V_free, wrench, parent, group_of,
                   member_start, members, contact_start, row_start, closure_mb, closure_start, joint_start,
                   limit_start, closure_nrows, closure_kind, closure_bound, closure_side, closure_X, closure_u,
-                  closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, f_body, in_contact, dt,
-                  erp, slop, radius, method, solver, tol, max_iter, keep, f_local, forces, stats):
+                  closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, f_body, in_contact, erp,
+                  slop, radius, method, solver, tol, max_iter, stats, dt, keep, f_local, forces):
     """The detected contacts (point … depth, ``pair`` into the tables pair_object … pair_restitution) on the
     bodies of ``offset`` … V_free, multibody 0 the articulated one (its base placement R_m, its ABA workspace
     ``bi`` … ``wd`` and Delassus workspace ``Sw`` … ``union``: ``stepping.ContactStage._group_delassus``), the

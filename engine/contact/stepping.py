@@ -242,6 +242,8 @@ class ContactStage:
                           and universe.solver.time_budget is None)
         self.contact_start, self.row_start, self.stats = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64), \
             np.zeros((n, 7))                     # ``_rigid_step``'s groups: their contacts, rows and solves
+        if self.tree_only:                       # ``tree_contacts``' arguments that are the same every step
+            self.tree_arrays = self._tree_arrays()
         self.reset()
 
     def reset(self):
@@ -362,27 +364,33 @@ class ContactStage:
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
                         self.row_start[:ng + 1].copy(), ("rigid",) * ng, stats)
 
+    def _tree_arrays(self) -> tuple:
+        """The arguments of ``tree_contacts`` from ``offset`` to ``stats``: arrays and settings of the bodies, the
+        groups, the closures' rows and the one multibody (its base placement, ABA and Delassus workspaces, contact
+        wrenches and flag)."""
+        b, cl, (_, run), work, s = self.bodies, self.closures, self.trees[0], self.work[0], self.universe.solver
+        return (b.offset, b.R, b.p, b.V, b.V_free, b.wrench, self.parent, self.group_of, self.member_start,
+                self.members, self.contact_start, self.row_start, cl.active_mb, cl.start, cl.joint_start,
+                cl.limit_start, cl.rows, cl.kind, cl.bound, cl.side, cl.X, cl.u, cl.force, run.instance.R,
+                run.data.model_pack.bi, run.data.model_pack.df, run.data.ws, run.data.wd, work.Sw, work.Uw, work.y,
+                work.F, work.A, work.Od, work.S6, work.path, work.mark, work.union, run.f_contact, run.contact_flag,
+                self.erp, self.universe.contact.slop, WARM_RADIUS, METHOD_CODES[self.method],
+                SOLVER_CODES[self.solver], s.tolerance, s.max_iterations, self.stats)
+
     def _tree_step(self, c, dt):
         """Groups → W → solve → wrenches of the contacts ``c`` and closure rows of the one articulated multibody
         (``tree_only``), in one call (``_tree_kernels.tree_contacts``: the kernels of ``_layout``, ``_delassus``,
         ``_solve_groups``, ``scatter`` and ``_apply``, the same arithmetic)."""
-        t, b, cl, s, solver = c.tables, self.bodies, self.closures, self.universe.contact, self.universe.solver
-        (_, run), work = self.trees[0], self.work[0]
+        t, cl = c.tables, self.closures
         if len(cl):
-            cl.update(self.runs, b, dt, s)
-        data = run.fresh_data()
+            cl.update(self.runs, self.bodies, dt, self.universe.contact)
+        self.trees[0][1].fresh_data()
         f_local, forces = np.empty((len(c), 3)), np.empty((len(c), 3))
         rows = 1
         while rows:                                      # rows: room for the largest group's factor, then again
             ng, rows, code, self_contacts, unconverged = tree_contacts(
                 c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
-                t.pair_restitution, b.offset, b.R, b.p, b.V, b.V_free, b.wrench, *self.previous, self.parent,
-                self.group_of, self.member_start, self.members, self.contact_start, self.row_start, cl.active_mb,
-                cl.start, cl.joint_start, cl.limit_start, cl.rows, cl.kind, cl.bound, cl.side, cl.X, cl.u, cl.force,
-                run.instance.R, data.model_pack.bi, data.model_pack.df, data.ws, data.wd, work.Sw, work.Uw, work.y,
-                work.F, work.A, work.Od, work.S6, work.path, work.mark, work.union, run.f_contact, run.contact_flag,
-                dt, self.erp, s.slop, WARM_RADIUS, METHOD_CODES[self.method], SOLVER_CODES[self.solver],
-                solver.tolerance, solver.max_iterations, self.keep, f_local, forces, self.stats)
+                t.pair_restitution, *self.previous, *self.tree_arrays, dt, self.keep, f_local, forces)
             if rows:
                 self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
         if ng == 0:                                      # the robot touches nothing, no limit is near

@@ -28,8 +28,8 @@ DONE, REDO, FAULT, KINEMATICS = 0, 1, 2, 3     # what a stage's kernel returns (
 
 
 @njit(cache=True, nogil=True)
-def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, dt, lo, body_R, V_free, speed, a_free,
-                xi):
+def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, body_R, V_free, speed, a_free, xi,
+                dt):
     """Stage "dynamics": a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``, ``wd``, its result
     also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on ``ws_free``, a = 0,
     gravity g0 = 0) in world axes ``V_free`` (rows lo …). FAULT: a_free not finite, or ξ beyond ``speed``
@@ -54,9 +54,9 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, dt, 
 
 
 @njit(cache=True, nogil=True)
-def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, in_contact, f_total, g, ddq, a_free, g0, zero,
-                       dt, joint_type, idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V,
-                       V_last):
+def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero, joint_type,
+                       idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V, V_last, in_contact,
+                       dt):
     """Stage "integration" under semi-implicit Euler: v⁺ = v + δt ABA(q, v, τ, f_ext + f_contact) in contact, else
     v + δt a_free; q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt;
     then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``: ``forward_kinematics`` on ``ws``, the world rows

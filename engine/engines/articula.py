@@ -58,6 +58,8 @@ class ArticulaEngine:
         self.euler = {m for m, run in self.trees if self.free_stepper is None and m not in self.rolling
                       and not run.model.closures}
         self.stepped = [(m, run) for m, run in self.trees if m not in self.euler]
+        #: each tree's arrays for ``free_motion`` and ``constrained_motion`` (the same arrays every step)
+        self.motion_arrays = {m: _motion_arrays(run, sim.bodies) for m, run in self.trees}
         self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer, self.free_bodies)
 
     # ---- state ---------------------------------------------------------------------------------------------
@@ -98,7 +100,7 @@ class ArticulaEngine:
             for m, run in self.trees:
                 if m in self.rolling and self.contact_stage.idle:   # its rolling step needs no free dynamics
                     continue
-                self._free_dynamics(run, dt)
+                self._free_dynamics(m, run, dt)
             if self.free_bodies:
                 self.free_bodies.dynamics(dt)
         self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
@@ -115,13 +117,11 @@ class ArticulaEngine:
             if self.free_bodies:
                 self.free_bodies.integrate(dt)
 
-    def _free_dynamics(self, run, dt):
+    def _free_dynamics(self, m, run, dt):
         """a_free and V_free in one call (``_tree_kernels.free_motion``); if it refuses its inputs or finds a fault,
         the readable steps, whose checks raise."""
-        sim, data = self.sim, run.data
-        if free_motion(data.model_pack.mi, data.model_pack.mf, data.ws, data.wd, run.data_free.ws, run.q, run.v,
-                       run.tau, run.f_ext, run.gravity, data.ddq, NO_GRAVITY, data.v_zero, dt, run.offset,
-                       sim.bodies.R, sim.bodies.V_free, run.limits.speed, run.a_free, run.xi) == DONE:
+        sim = self.sim
+        if free_motion(*self.motion_arrays[m][0], dt) == DONE:
             return
         run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
         sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
@@ -131,12 +131,8 @@ class ArticulaEngine:
     def _euler_step(self, m, run, dt):
         """``_integrate`` (semi-implicit Euler), ``refresh`` and ``check_energy`` of a tree in one call
         (``_tree_kernels.constrained_motion``); where it stops, the readable steps take over."""
-        sim, data, b = self.sim, run.data, self.sim.bodies
-        status, T = constrained_motion(
-            data.model_pack.mi, data.model_pack.mf, data.ws, data.wd, run.q, run.v, run.tau, run.f_ext, run.f_contact,
-            run.in_contact, run.f_total, run.gravity, data.ddq, run.a_free, NO_GRAVITY, data.v_zero, dt, *run.joints,
-            run.xi, run.q_next, run.scratch, run.limits.speed, run.a, run.instance.R, run.instance.p, run.offset, b.R,
-            b.p, b.V, run.V_last)
+        sim = self.sim
+        status, T = constrained_motion(*self.motion_arrays[m][1], run.in_contact, dt)
         if status == REDO:                               # nothing done yet
             self._integrate(m, run, dt)
         elif status == FAULT:                            # q⁺ or v⁺: the checks raise
@@ -279,6 +275,19 @@ class ArticulaEngine:
     def solver(self):
         """The contact-solver plugin (it cannot be disabled while the run goes on)."""
         return getattr(self.contact_stage, "plugin", None)
+
+
+def _motion_arrays(run, bodies) -> tuple:
+    """The arguments of ``_tree_kernels.free_motion`` and ``constrained_motion`` for ``run`` but the last ones."""
+    data, pack = run.data, run.data.model_pack
+    free = (pack.mi, pack.mf, data.ws, data.wd, run.data_free.ws, run.q, run.v, run.tau, run.f_ext, run.gravity,
+            data.ddq, NO_GRAVITY, data.v_zero, run.offset, bodies.R, bodies.V_free, run.limits.speed, run.a_free,
+            run.xi)
+    constrained = (pack.mi, pack.mf, data.ws, data.wd, run.q, run.v, run.tau, run.f_ext, run.f_contact, run.f_total,
+                   run.gravity, data.ddq, run.a_free, NO_GRAVITY, data.v_zero, *run.joints, run.xi, run.q_next,
+                   run.scratch, run.limits.speed, run.a, run.instance.R, run.instance.p, run.offset, bodies.R, bodies.p,
+                   bodies.V, run.V_last)
+    return free, constrained
 
 
 def _hybrid_wheels(run, universe) -> HybridWheels:
