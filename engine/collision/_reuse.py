@@ -118,3 +118,35 @@ def emit_kept(cache, k, R, p, a, b, margin, nc, point, normal, depth, out_pair):
         out_pair[nc] = k
         nc += 1
     return nc
+
+
+@njit(cache=True, nogil=True)
+def pack(reach, R, c, count, point_a, point_b, normal):
+    """The pairs kept in contact (reach > 0, count > 0) and their rows flat, (pairs (m,), rows (m, 14 + 9 N)):
+    reach, R (9), c (3), count, point_a (3 N), point_b (3 N), normal (3 N); a copy (``unpack`` reverses it)."""
+    m = 0
+    for k in range(reach.shape[0]):
+        m += reach[k] > 0.0 and count[k] > 0
+    n = point_a.shape[1]
+    pairs, rows = np.empty(m, np.int64), np.empty((m, 14 + 9 * n))
+    i = 0
+    for k in range(reach.shape[0]):
+        if reach[k] > 0.0 and count[k] > 0:
+            pairs[i] = k
+            rows[i, 0], rows[i, 10:13], rows[i, 13] = reach[k], c[k], count[k]
+            rows[i, 1:10] = R[k].ravel()
+            rows[i, 14:14 + 3 * n] = point_a[k].ravel()
+            rows[i, 14 + 3 * n:14 + 6 * n] = point_b[k].ravel()
+            rows[i, 14 + 6 * n:] = normal[k].ravel()
+            i += 1
+    return pairs, rows
+
+
+def unpack(cache, pairs, rows):
+    """Forget every kept result, then take back those ``pack`` gave."""
+    n = cache.point_a.shape[1]
+    cache.reach[:] = 0.0
+    cache.reach[pairs], cache.c[pairs], cache.count[pairs] = rows[:, 0], rows[:, 10:13], rows[:, 13]
+    cache.R[pairs] = rows[:, 1:10].reshape(-1, 3, 3)
+    for field, start in ((cache.point_a, 14), (cache.point_b, 14 + 3 * n), (cache.normal, 14 + 6 * n)):
+        field[pairs] = rows[:, start:start + 3 * n].reshape(-1, n, 3)

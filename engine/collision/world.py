@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.collision import _kernels as K
-from engine.collision._reuse import pair_cache
+from engine.collision._reuse import pack, pair_cache, unpack
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.filters import CollisionObject, PairFilter, candidate_pairs
 from engine.collision.geometry import (BOX, CONVEX, CYLINDER, MESH, PLANE, POLYTOPES, SPHERE, SWEPT, pack_shapes,
@@ -212,7 +212,8 @@ class CollisionWorld:
             object_body=_frozen(np.array([o.body for o in self.objects], dtype=np.int64)))
         self.workspace = self._ws_for(len(self.pairs))
         s = self.settings
-        self.cache = pair_cache(len(self.pairs), s.max_contacts_per_pair)
+        self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
+        self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
         self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, self.cache, 0.0,
                               s.max_contacts_per_pair, s.reduction_tolerances, s.reuse_distance)
         append = K.bind(K.append_fcl_contacts, self.shapes, self.workspace, self.cache, 0, 0, 0, 0, False, 0.0, 0,
@@ -277,25 +278,22 @@ class CollisionWorld:
                         self.tables)
 
     def kept(self) -> dict:
-        """The kept results of the pairs in contact, as arrays named ``kept_<PairCache field>`` (copies of the
-        ``cache`` rows ``kept_pair``, _reuse.py), which with the placements make ``detect`` continue exactly as it
+        """The kept results of the pairs in contact (``kept_pair``, ``kept_rows``: a copy, _reuse.pack) and the
+        margin they hold for (``kept_margin``), which with the placements make ``detect`` continue exactly as it
         would have (``restore``); the kept "apart" results are left out: reusing one gives what the narrowphase
         gives."""
         c = self.cache
-        pairs = np.flatnonzero((c.reach > 0.0) & (c.count > 0))
-        return dict(kept_pair=pairs, kept_margin=c.margin.copy(),
-                    **{f"kept_{name}": getattr(c, name)[pairs] for name in KEPT})
+        pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+        return dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
 
     def restore(self, kept=None):
         """Forget every kept result, then take back those of ``kept()`` (in a dict that may hold other keys;
         none when it has no ``kept_pair``)."""
-        c = self.cache
-        c.reach[:] = 0.0
         if kept and "kept_pair" in kept:
-            pairs = np.asarray(kept["kept_pair"], dtype=np.int64)
-            for name in KEPT:
-                getattr(c, name)[pairs] = kept[f"kept_{name}"]
-            c.margin[:] = kept["kept_margin"]
+            unpack(self.cache, np.asarray(kept["kept_pair"], np.int64), np.asarray(kept["kept_rows"], float))
+            self.cache.margin[:] = kept["kept_margin"]
+        else:
+            self.cache.reach[:] = 0.0
 
     def _raise_non_finite(self):
         ws = self.workspace
@@ -306,9 +304,6 @@ class CollisionWorld:
 
     def object_name(self, i: int) -> str:
         return self.objects[i].name
-
-
-KEPT = ("reach", "R", "c", "count", "point_a", "point_b", "normal")  # the PairCache rows of a kept result
 
 
 def _pair_kind(ka, kb) -> int:
