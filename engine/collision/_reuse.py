@@ -55,6 +55,9 @@ def pair_cache(npairs: int, n_max: int) -> PairCache:
                      margin=np.zeros(1))
 
 
+NO_POSE = (((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)), (0.0, 0.0, 0.0))   # of a pair that keeps nothing
+
+
 @njit(cache=True, nogil=True, inline="always")
 def relative_pose(sh, R, p, a, b):
     """(R_Bᵀ R_A, R_Bᵀ (R_A c_A + p_A − p_B)): A's bounding box in B's frame."""

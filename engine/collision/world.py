@@ -213,6 +213,7 @@ class CollisionWorld:
         self.workspace = self._ws_for(len(self.pairs))
         s = self.settings
         self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
+        self._reusing = s.reuse_distance > 0.0 and bool(reuse.any())     # contacts may be kept (``kept``)
         self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
         self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, self.cache, 0.0,
                               s.max_contacts_per_pair, s.reduction_tolerances, s.reuse_distance)
@@ -280,9 +281,11 @@ class CollisionWorld:
     def kept(self) -> dict:
         """The kept results of the pairs in contact (``kept_pair``, ``kept_rows``: a copy, _reuse.pack) and the
         margin they hold for (``kept_margin``), which with the placements make ``detect`` continue exactly as it
-        would have (``restore``); the kept "apart" results are left out: reusing one gives what the narrowphase
-        gives."""
+        would have (``restore``); empty when no contact can be kept. The kept "apart" results are left out:
+        reusing one gives what the narrowphase gives."""
         c = self.cache
+        if not self._reusing:
+            return {}
         pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
         return dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
 
