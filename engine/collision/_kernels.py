@@ -6,8 +6,8 @@ BOX_BOX (closed forms), CONVEX (every other pair): an OBB test, then GJK on the 
 the cores are apart GJK's witness points give the contact (exact for convex shapes, with the swept radius
 of spheres and capsules), completed by face clipping for polytopes.  Only pairs whose cores intersect, or
 that involve a triangle mesh (bounded by its hull), go to FCL.  Contacts of each pair are reduced
-(reduction.py) and appended to the output in pair order.  A CONVEX pair's result is kept and reused while
-the pair barely moves (_reuse.py).
+(reduction.py) and appended to the output in pair order.  The result of a pair involving a convex hull or a
+mesh (CONVEX pairs, a hull on a plane) is kept and reused while the pair barely moves (_reuse.py).
 """
 from __future__ import annotations
 
