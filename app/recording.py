@@ -2,8 +2,9 @@
 
 Every ``stride``-th step the physics thread appends the Simulation's State (with whatever the engine keeps in
 it, warm starts and plugin states, so that a run resumed from a recorded frame continues as the original did;
-only the contact solver's kept matrix factor is left out, so the solves of a large compliant contact group there
-start afresh and agree with the original to the solver's tolerance),
+only the contact solver's kept matrix factor and the narrowphase's kept contacts are left out, so the solves of a
+large compliant contact group there start afresh and agree with the original to the solver's tolerance, and the
+pairs in contact are detected afresh, within the reuse distance of the original's contacts),
 its contacts and the external wrenches the user or a device applied. The buffer keeps the newest ``capacity``
 frames, each with the torques τ the controllers applied. A recording saved to .npz holds plain arrays (per
 multibody q, v and τ; contacts and the contact solver's warm starts padded to the largest count of a frame) and
@@ -69,7 +70,8 @@ class Recorder:
         external = tuple((m, b, w.copy(), x.copy()) for (m, b), (w, x) in sim.external.items())
         tau = tuple(run.tau.copy() for run in sim.runs)
         state = sim.state
-        state.warm_start.pop("factor", None)     # a large matrix: not kept in 20000 frames (engine/contact/stepping.py)
+        for key in ("factor", "kept_pair", "kept_rows", "kept_margin"):   # a large matrix, the narrowphase's kept
+            state.warm_start.pop(key, None)      # contacts: not kept in 20000 frames (engine/contact/stepping.py)
         with self._lock:
             self._frames.append(RecordedFrame(state, sim.contacts, external, tau, sim.measurements, events))
         if self.autosave is not None:

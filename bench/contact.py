@@ -1,6 +1,6 @@
 """Constraint-based contact benchmarks (issue 5 point 8), one function per part.
 
-    python bench/contact.py [--part a|b|c] [--rounds 200]
+    python bench/contact.py [--part a|b|c|d|e] [--rounds 200] [--seconds 2]
 
 (a) The Delassus operator Λ = J M⁻¹ Jᵀ by the thesis's three methods (seed 000 §3.2, Fig 3.12) on Talos
     (example-robot-data, floating base) standing: 2 feet × 4 points (m = 8, as HRP-2 in the thesis), and the
@@ -481,6 +481,7 @@ def main():
     parser.add_argument("--part", choices=("a", "b", "c", "d", "e"), default=None,
                         help="run one part (default: all)")
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=2.0, help="(d): simulated time, the second half lying")
     args = parser.parse_args()
     if args.part in (None, "a"):
         part_a(args.rounds)
@@ -489,7 +490,7 @@ def main():
     if args.part in (None, "c"):
         part_c(max(args.rounds // 40, 3))
     if args.part in (None, "d"):
-        part_d()
+        part_d(args.seconds)
     if args.part in (None, "e"):
         part_e(max(args.rounds // 40, 3))
 

@@ -53,15 +53,14 @@ def support(kind, size, verts, R, p, d):
 
 
 @njit(cache=True, nogil=True)
-def separated_along(A, B, axis, bound):
-    """True when the cores of A and B are apart by more than ``bound`` along ``axis`` (a separating axis
-    kept from an earlier step: testing it costs two support points instead of a GJK run).  A shape is the
-    tuple (kind, size, verts, R, p) of ``support``."""
+def gap_along(A, B, axis):
+    """The gap between the cores of A and B along ``axis`` (a separating axis kept from an earlier step: testing
+    it costs two support points instead of a GJK run), -inf for a zero axis.  A shape is the tuple
+    (kind, size, verts, R, p) of ``support``."""
     ll = v.dot(axis, axis)
     if ll == 0.0:
-        return False
-    gap = v.dot(axis, v.sub(support(*A, v.scale(axis, -1.0)), support(*B, axis)))
-    return gap > 0.0 and gap * gap > ll * bound * bound
+        return -math.inf
+    return v.dot(axis, v.sub(support(*A, v.scale(axis, -1.0)), support(*B, axis))) / math.sqrt(ll)
 
 
 @njit(cache=True, nogil=True)
@@ -70,9 +69,9 @@ def gjk(A, B, bound, simplex):
     (kind, size, verts, R, p) of ``support``.
 
     status SEPARATED: distance and witness points are exact; BEYOND: the distance is > ``bound`` (the
-    returned x_A = x_B is then a separating axis); INTERSECTING: the cores overlap, or GJK could not tell
-    (a step without progress, the iteration cap).  ``simplex``: (3, 4, 3)
-    workspace (w, a, b points).
+    returned distance is then a lower bound of it, the gap along the separating axis x_A = x_B);
+    INTERSECTING: the cores overlap, or GJK could not tell (a step without progress, the iteration cap).
+    ``simplex``: (3, 4, 3) workspace (w, a, b points).
     """
     w, wa, wb = simplex[0], simplex[1], simplex[2]
     d = v.sub(A[4], B[4])
@@ -87,7 +86,7 @@ def gjk(A, B, bound, simplex):
         y = v.sub(xa, xb)
         xx, xy = v.dot(x, x), v.dot(x, y)
         if xy > 0.0 and xy * xy > xx * bound * bound:
-            return BEYOND, math.sqrt(xx), x, x
+            return BEYOND, xy / math.sqrt(xx), x, x
         if n > 0 and (xx - xy <= 1e-12 * xx or xx - xy <= RESOLUTION * math.sqrt(xx)):  # v on the simplex
             break
         v.store(w, n, y)

@@ -6,7 +6,8 @@ BOX_BOX (closed forms), CONVEX (every other pair): an OBB test, then GJK on the 
 the cores are apart GJK's witness points give the contact (exact for convex shapes, with the swept radius
 of spheres and capsules), completed by face clipping for polytopes.  Only pairs whose cores intersect, or
 that involve a triangle mesh (bounded by its hull), go to FCL.  Contacts of each pair are reduced
-(reduction.py) and appended to the output in pair order.
+(reduction.py) and appended to the output in pair order.  The result of a pair involving a convex hull or a
+mesh (CONVEX pairs, a hull on a plane) is kept and reused while the pair barely moves (_reuse.py).
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import numpy as np
 from numba import njit
 
 from engine.collision import _vec as v
-from engine.collision._gjk import BEYOND, INTERSECTING, gjk, separated_along
-from engine.collision._manifold import box_box_contacts, face_manifold, obb_separated
+from engine.collision import _reuse
+from engine.collision._gjk import BEYOND, INTERSECTING, gap_along, gjk
+from engine.collision._manifold import box_box_contacts, face_manifold, obb_gap
 from engine.collision._primitives import halfspace_contacts, sphere_box_contacts, swept_contacts
 from engine.collision.geometry import MESH, PLANE, SPHERE
 from engine.collision.reduction import reduce_manifold
@@ -31,6 +33,7 @@ class PairArrays(NamedTuple):
     b: np.ndarray             # (P,) shape B (the plane for HALFSPACE pairs)
     kind: np.ndarray          # (P,) HALFSPACE ... CONVEX
     manifold: np.ndarray      # (P,) bool: one shape is a polytope, the other has an incident feature
+    reuse: np.ndarray         # (P,) bool: the result is kept and reused while the pair barely moves (_reuse.py)
 
 
 class Workspace(NamedTuple):
@@ -141,14 +144,19 @@ def _segment(shape):
 
 
 @njit(cache=True, nogil=True)
-def detect_native(sh, pairs, ws, margin, n_max, tol):
-    """Place the moving shapes, then broad + narrow phase of every pair.
+def detect_native(sh, pairs, ws, cache, margin, n_max, tol, reuse_distance):
+    """Place the moving shapes, then broad + narrow phase of every pair.  A pair marked ``reuse`` whose kept
+    result stands reuses it (``cache``, _reuse.py), else keeps its new one: apart, with the gap beyond the
+    margin as its reach; in contact, with ``reuse_distance`` (FCL's pairs: ``append_fcl_contacts``).
 
     Returns (contacts written to ws.point..., pairs written to ws.fcl_pairs), or (-1, 0) when a body
     placement is not finite.
     """
     if not place_shapes(sh, ws, True):
         return -1, 0
+    if cache.margin[0] != margin:
+        cache.reach[:] = 0.0
+        cache.margin[0] = margin
     lo, hi, R, p, raw = ws.lo, ws.hi, ws.R, ws.p, ws.raw
     nc, nf = 0, 0
     for k in range(pairs.a.shape[0]):
@@ -158,10 +166,16 @@ def detect_native(sh, pairs, ws, margin, n_max, tol):
             offset = v.dot(n, v.row(p, b))
             if _lowest(lo, hi, a, n) - offset > margin:
                 continue
-            kind_a, size_a, verts_a, Ra, pa = _shape(sh, R, p, a)
-            count = halfspace_contacts(kind_a, size_a, sh.radius[a], verts_a, Ra, pa, n, offset, margin, raw)
         elif not _aabb_overlap(lo, hi, a, b, margin):
             continue
+        Rr, c = _reuse.relative_pose(sh, R, p, a, b) if pairs.reuse[k] else _reuse.NO_POSE
+        if pairs.reuse[k] and _reuse.stands(cache, k, Rr, c, v.norm(v.row(sh.box_half, a))):
+            nc = _reuse.emit_kept(cache, k, R, p, a, b, margin, nc, ws.point, ws.normal, ws.depth, ws.pair)
+            continue
+        clearance = 0.0
+        if kind == HALFSPACE:
+            kind_a, size_a, verts_a, Ra, pa = _shape(sh, R, p, a)
+            count = halfspace_contacts(kind_a, size_a, sh.radius[a], verts_a, Ra, pa, n, offset, margin, raw)
         elif kind == SWEPT:
             a0, a1 = _segment(_shape(sh, R, p, a))
             b0, b1 = _segment(_shape(sh, R, p, b))
@@ -175,19 +189,25 @@ def detect_native(sh, pairs, ws, margin, n_max, tol):
             count = box_box_contacts(v.mat(R, a), v.row(p, a), v.row(sh.size, a), v.mat(R, b), v.row(p, b),
                                      v.row(sh.size, b), margin, raw, ws.polys)
         else:
-            count = _convex_pair(sh, ws, k, a, b, pairs.manifold[k], margin)
-            if count < 0:
-                ws.fcl_pairs[nf] = k
-                nf += 1
-                continue
+            count, clearance = _convex_pair(sh, ws, k, a, b, pairs.manifold[k], margin)
+        if pairs.reuse[k]:
+            _reuse.keep(cache, k, Rr, c, clearance if count == 0 else (reuse_distance if count > 0 else 0.0))
+        if count < 0:
+            ws.fcl_pairs[nf] = k
+            nf += 1
+            continue
+        start = nc
         nc = append_reduced(raw, count, k, nc, n_max, tol, ws.uv, ws.selected, ws.work,
                             ws.point, ws.normal, ws.depth, ws.pair)
+        if pairs.reuse[k]:
+            _reuse.keep_contacts(cache, k, R, p, a, b, ws.point, ws.normal, ws.depth, start, nc)
     return nc, nf
 
 
 @njit(cache=True, nogil=True)
 def _convex_pair(sh, ws, k, a, b, manifold, margin):
-    """Raw contacts of a CONVEX pair from GJK on the cores, or -1 when FCL must decide.
+    """(Raw contacts of a CONVEX pair from GJK on the cores, or -1 when FCL must decide; when there are none, the
+    gap beyond the margin along the separating direction found, else 0).
 
     With core witness points x_A, x_B at distance d and swept radii r_A, r_B: n = (x_A - x_B)/d,
     gap s = d - r_A - r_B, surface points x_A - r_A n and x_B + r_B n.  A separating axis found by GJK is
@@ -195,27 +215,29 @@ def _convex_pair(sh, ws, k, a, b, manifold, margin):
     of a GJK run); it only ever skips pairs that are apart, so the contacts do not depend on it.
     """
     A, B = _shape(sh, ws.R, ws.p, a), _shape(sh, ws.R, ws.p, b)
-    if obb_separated(v.transform(A[3], A[4], v.row(sh.box_center, a)), A[3], v.row(sh.box_half, a),
-                     v.transform(B[3], B[4], v.row(sh.box_center, b)), B[3], v.row(sh.box_half, b), margin):
-        return 0
+    gap = obb_gap(v.transform(A[3], A[4], v.row(sh.box_center, a)), A[3], v.row(sh.box_half, a),
+                  v.transform(B[3], B[4], v.row(sh.box_center, b)), B[3], v.row(sh.box_half, b), margin)
+    if gap > margin:
+        return 0, gap - margin
     ra, rb = sh.radius[a], sh.radius[b]
-    if separated_along(A, B, v.row(ws.axis, k), margin + ra + rb):
-        return 0
+    gap = gap_along(A, B, v.row(ws.axis, k)) - ra - rb
+    if gap > margin:
+        return 0, gap - margin
     status, d, xa, xb = gjk(A, B, margin + ra + rb, ws.simplex)
     if status == BEYOND:
         v.store(ws.axis, k, xa)
-        return 0
+        return 0, d - ra - rb - margin
     if status != INTERSECTING and d - ra - rb > margin:
         v.store(ws.axis, k, v.sub(xa, xb))
-        return 0
+        return 0, d - ra - rb - margin
     if status == INTERSECTING or d < 1e-9 or A[0] == MESH or B[0] == MESH:
-        return -1
+        return -1, 0.0
     n = v.scale(v.sub(xa, xb), 1.0 / d)
     s = d - ra - rb
     mid = v.scale(v.add(v.axpy(-ra, n, xa), v.axpy(rb, n, xb)), 0.5)
     if manifold:
-        return face_manifold(sh, a, A[3], A[4], b, B[3], B[4], n, margin, mid, -s, ws.raw, ws.polys)
-    return v.emit(ws.raw, 0, mid, n, s)
+        return face_manifold(sh, a, A[3], A[4], b, B[3], B[4], n, margin, mid, -s, ws.raw, ws.polys), 0.0
+    return v.emit(ws.raw, 0, mid, n, s), 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -233,9 +255,10 @@ def append_reduced(raw, count, pair, nc, n_max, tol, uv, selected, work, point, 
 
 
 @njit(cache=True, nogil=True)
-def append_fcl_contacts(sh, ws, pair, a, b, count, manifold, margin, nc, n_max, tol):
-    """Append the ``count`` FCL contacts in ``ws.raw`` of an FCL pair; for polytopes, rebuild the face
-    contact around the normal of the deepest one first (face_manifold)."""
+def append_fcl_contacts(sh, ws, cache, pair, a, b, count, manifold, margin, nc, n_max, tol, reuse_distance):
+    """Append the ``count`` FCL contacts in ``ws.raw`` of an FCL pair, and keep them with ``reuse_distance`` as
+    their reach (``cache``: ``detect_native`` kept the pair's pose); for polytopes, rebuild the face contact
+    around the normal of the deepest one first (face_manifold)."""
     if manifold:
         deepest = 0
         for i in range(1, count):
@@ -244,5 +267,9 @@ def append_fcl_contacts(sh, ws, pair, a, b, count, manifold, margin, nc, n_max, 
         n = (ws.raw[deepest, 3], ws.raw[deepest, 4], ws.raw[deepest, 5])
         count = face_manifold(sh, a, v.mat(ws.R, a), v.row(ws.p, a), b, v.mat(ws.R, b), v.row(ws.p, b), n, margin,
                               v.row(ws.raw, deepest), ws.raw[deepest, 6], ws.raw, ws.polys)
-    return append_reduced(ws.raw, count, pair, nc, n_max, tol, ws.uv, ws.selected, ws.work,
-                          ws.point, ws.normal, ws.depth, ws.pair)
+    start = nc
+    nc = append_reduced(ws.raw, count, pair, nc, n_max, tol, ws.uv, ws.selected, ws.work,
+                        ws.point, ws.normal, ws.depth, ws.pair)
+    _reuse.keep_contacts(cache, pair, ws.R, ws.p, a, b, ws.point, ws.normal, ws.depth, start, nc)
+    cache.reach[pair] = reuse_distance
+    return nc

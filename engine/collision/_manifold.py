@@ -33,8 +33,8 @@ def sat(RA, pA, hA, RB, pB, hB, margin):
     projected half widths.
 
     Returns (separated, best face gap, its axis 0..5 (A's x y z, B's x y z), best edge gap, i, j) where
-    ``separated`` means some axis has a gap > margin (the rest is then unset) and edge axis (i, j) is
-    A_i x B_j.
+    ``separated`` means some axis has a gap > margin (the gap along the first such axis comes second, the rest
+    is then unset) and edge axis (i, j) is A_i x B_j.
     """
     C = (v.rotate_t(RB, v.column(RA, 0)), v.rotate_t(RB, v.column(RA, 1)), v.rotate_t(RB, v.column(RA, 2)))
     A = ((abs(C[0][0]), abs(C[0][1]), abs(C[0][2])), (abs(C[1][0]), abs(C[1][1]), abs(C[1][2])),
@@ -45,13 +45,13 @@ def sat(RA, pA, hA, RB, pB, hB, margin):
     for i in range(3):  # A's faces: |t_i| - hA_i - sum_j hB_j |C_ij|
         s = abs(t[i]) - hA[i] - v.dot(hB, A[i])
         if s > margin:
-            return True, 0.0, 0, 0.0, 0, 0
+            return True, s, 0, 0.0, 0, 0
         if s > face_sep:
             face_sep, face_i = s, i
     for j in range(3):  # B's faces: |tB_j| - hB_j - sum_i hA_i |C_ij|
         s = abs(tB[j]) - hB[j] - (hA[0] * A[0][j] + hA[1] * A[1][j] + hA[2] * A[2][j])
         if s > margin:
-            return True, 0.0, 0, 0.0, 0, 0
+            return True, s, 0, 0.0, 0, 0
         if s > face_sep:
             face_sep, face_i = s, 3 + j
     edge_sep, ei, ej = -math.inf, 0, 0
@@ -65,16 +65,17 @@ def sat(RA, pA, hA, RB, pB, hB, margin):
             s = (abs(t[i2] * C[i1][j] - t[i1] * C[i2][j]) - hA[i1] * A[i2][j] - hA[i2] * A[i1][j]
                  - hB[j1] * A[i][j2] - hB[j2] * A[i][j1]) / length
             if s > margin:
-                return True, 0.0, 0, 0.0, 0, 0
+                return True, s, 0, 0.0, 0, 0
             if s > edge_sep:
                 edge_sep, ei, ej = s, i, j
     return False, face_sep, face_i, edge_sep, ei, ej
 
 
 @njit(cache=True, nogil=True)
-def obb_separated(cA, RA, hA, cB, RB, hB, margin):
-    """True when one of the 15 SAT axes separates the two OBBs by more than ``margin``."""
-    return sat(RA, cA, hA, RB, cB, hB, margin)[0]
+def obb_gap(cA, RA, hA, cB, RB, hB, margin):
+    """The gap between two OBBs along the first of the 15 SAT axes that separates them by more than ``margin``;
+    <= margin when none does."""
+    return sat(RA, cA, hA, RB, cB, hB, margin)[1]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -35,9 +35,10 @@ class FclNarrowphase:
             self.placed_at[s] = step
         return self.objects[s]
 
-    def run(self, sh, pairs, ws, nf, nc, step, margin, n_max, tol, append):
-        """Contacts of the pairs ``ws.fcl_pairs[:nf]``, appended to the output from row ``nc`` by ``append``
-        (``_kernels.append_fcl_contacts``, bound to these arguments' types); new count."""
+    def run(self, sh, pairs, ws, nf, nc, step, margin, append):
+        """Contacts of the pairs ``ws.fcl_pairs[:nf]``, appended to the output from row ``nc`` by
+        ``append(pair, a, b, count, manifold, margin, nc) -> new count`` (``_kernels.append_fcl_contacts`` on the
+        world's arrays); new count."""
         for k in ws.fcl_pairs[:nf]:
             a, b = pairs.a[k], pairs.b[k]
             oa, ob = self._place(ws, a, step), self._place(ws, b, step)
@@ -46,9 +47,9 @@ class FclNarrowphase:
                 mesh_side = 1.0 if sh.kind[a] == MESH else (-1.0 if sh.kind[b] == MESH else 0.0)
                 found = self._convert(result.contacts, self.geometries[a], mesh_side, ws.raw)
                 if found:
-                    nc = append(sh, ws, k, a, b, found, pairs.manifold[k], margin, nc, n_max, tol)
+                    nc = append(k, a, b, found, pairs.manifold[k], margin, nc)
             elif margin > 0.0:
-                nc = self._proximity(sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, pairs.manifold[k], append)
+                nc = self._proximity(ws, k, a, b, oa, ob, margin, nc, pairs.manifold[k], append)
         return nc
 
     @staticmethod
@@ -69,7 +70,7 @@ class FclNarrowphase:
             k += 1
         return k
 
-    def _proximity(self, sh, ws, k, a, b, oa, ob, margin, nc, n_max, tol, manifold, append):
+    def _proximity(self, ws, k, a, b, oa, ob, margin, nc, manifold, append):
         result = fcl.DistanceResult()
         d = fcl.distance(oa, ob, self.distance_request, result)
         if not (0.0 < d <= margin):
@@ -80,4 +81,4 @@ class FclNarrowphase:
         if length < 1e-12:
             return nc
         ws.raw[0, :3], ws.raw[0, 3:6], ws.raw[0, 6] = 0.5 * (xa + xb), gap / length, -length
-        return append(sh, ws, k, a, b, 1, manifold, margin, nc, n_max, tol)
+        return append(k, a, b, 1, manifold, margin, nc)

@@ -8,7 +8,9 @@
 Each step: shape placements and bounding boxes, broadphase over the pair list (filtered once at load),
 closed-form narrowphases in numba, FCL for the rest (narrowphase.py), reduction to at most N contacts per pair
 (reduction.py).  Shapes never get re-created: FCL objects only receive their new transform, and only when a
-pair needs them.
+pair needs them.  The result of a pair involving a convex hull or a mesh is kept and reused while the pair
+barely moves (_reuse.py: apart, exactly; in contact, within ``settings.reuse_distance``, 0 by default); a new
+pair list or margin starts afresh, and ``kept``/``restore`` save and restore what is kept with a state.
 """
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.collision import _kernels as K
+from engine.collision._reuse import pack, pair_cache, unpack
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.filters import CollisionObject, PairFilter, candidate_pairs
-from engine.collision.geometry import BOX, CYLINDER, PLANE, POLYTOPES, SPHERE, SWEPT, pack_shapes, shapes_of
+from engine.collision.geometry import (BOX, CONVEX, CYLINDER, MESH, PLANE, POLYTOPES, SPHERE, SWEPT, pack_shapes,
+                                      shapes_of)
 from engine.collision.materials import material_table, pair_material
 from engine.collision.narrowphase import FclNarrowphase
 from engine.dynamics.kinematics import forward_kinematics
@@ -34,6 +38,7 @@ class CollisionSettings:
     merge_distance: float = 5e-4         # m: closer contacts of a pair merge into one
     face_tolerance: float = 1e-3         # m: contacts this close in depth to the deepest support one face
     fcl_max_contacts: int = 64           # triangle contacts FCL may return per mesh pair
+    reuse_distance: float = 0.0          # m: a pair in contact keeps its contacts while it moves less (_reuse.py)
     filter: PairFilter = field(default_factory=PairFilter)
 
     def __post_init__(self):
@@ -45,9 +50,12 @@ class CollisionSettings:
             raise ValueError(f"merge_distance must be >= 0, got {self.merge_distance}")
         if not (np.isfinite(self.face_tolerance) and self.face_tolerance >= 0.0):
             raise ValueError(f"face_tolerance must be finite and >= 0, got {self.face_tolerance}")
+        if not (np.isfinite(self.reuse_distance) and self.reuse_distance >= 0.0):
+            raise ValueError(f"reuse_distance must be finite and >= 0, got {self.reuse_distance}")
         object.__setattr__(self, "margin", float(self.margin))
         object.__setattr__(self, "merge_distance", float(self.merge_distance))
         object.__setattr__(self, "face_tolerance", float(self.face_tolerance))
+        object.__setattr__(self, "reuse_distance", float(self.reuse_distance))
         object.__setattr__(self, "max_contacts_per_pair", int(self.max_contacts_per_pair))
 
     @property
@@ -79,7 +87,8 @@ class CollisionWorld:
     ``role == "collision"`` are used.
 
     Public: ``objects`` (CollisionObject), ``geometries`` (Geometry), ``pairs`` (P, 2) tracked shape pairs,
-    ``tables`` (ContactTables: objects, geometries and material of each pair), and ``body_placements[m]``:
+    ``tables`` (ContactTables: objects, geometries and material of each pair), ``cache`` (the results kept for
+    reuse, _reuse.PairCache), and ``body_placements[m]``:
     (R (nb, 3, 3), p (nb, 3)) views of the body placements of multibody m, which a caller may fill in place
     before ``update()`` instead of passing copies (``placements``: the same for every body, multibody after
     multibody).
@@ -188,8 +197,10 @@ class CollisionWorld:
         clipped = POLYTOPES + SWEPT + (CYLINDER,)  # shapes with an incident feature (_manifold._incident)
         manifold = np.array([(kind[a] in POLYTOPES or kind[b] in POLYTOPES) and kind[a] in clipped
                              and kind[b] in clipped for a, b in self.pairs], dtype=bool)
+        hull = (CONVEX, MESH)  # shapes whose narrowphase runs over hundreds of vertices
+        reuse = (arr[:, 2] == K.CONVEX) | ((arr[:, 2] == K.HALFSPACE) & np.isin(kind[arr[:, 0]], hull))
         self.pair_arrays = K.PairArrays(a=arr[:, 0].copy(), b=arr[:, 1].copy(), kind=arr[:, 2].copy(),
-                                        manifold=manifold)
+                                        manifold=manifold, reuse=reuse)
         mats = np.array([pair_material(table, self.geometries[self.shape_geometry[a]].material,
                                        self.geometries[self.shape_geometry[b]].material) for a, b in self.pairs],
                         dtype=float).reshape(-1, 2)
@@ -201,10 +212,16 @@ class CollisionWorld:
             object_body=_frozen(np.array([o.body for o in self.objects], dtype=np.int64)))
         self.workspace = self._ws_for(len(self.pairs))
         s = self.settings
-        self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, 0.0,
-                              s.max_contacts_per_pair, s.reduction_tolerances)
-        self._append = K.bind(K.append_fcl_contacts, self.shapes, self.workspace, 0, 0, 0, 0, False, 0.0, 0,
-                              s.max_contacts_per_pair, s.reduction_tolerances)
+        self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
+        self._reusing = s.reuse_distance > 0.0 and bool(reuse.any())     # contacts may be kept (``kept``)
+        self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+        self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, self.cache, 0.0,
+                              s.max_contacts_per_pair, s.reduction_tolerances, s.reuse_distance)
+        append = K.bind(K.append_fcl_contacts, self.shapes, self.workspace, self.cache, 0, 0, 0, 0, False, 0.0, 0,
+                        s.max_contacts_per_pair, s.reduction_tolerances, s.reuse_distance)
+        self._append = lambda k, a, b, count, manifold, margin, nc: append(
+            self.shapes, self.workspace, self.cache, k, a, b, count, manifold, margin, nc, s.max_contacts_per_pair,
+            s.reduction_tolerances, s.reuse_distance)
 
     def _without_neutral_contacts(self, object_pairs, forced):
         """Drop the same-multibody pairs already in contact (within neutral_margin) in the neutral pose."""
@@ -248,19 +265,38 @@ class CollisionWorld:
         elif not 0.0 <= margin < np.inf:
             raise ValueError(f"collision margin must be finite and >= 0, got {margin}")
         ws = self.workspace
-        nc, nf = self._detect(self.shapes, self.pair_arrays, ws, float(margin), s.max_contacts_per_pair,
-                              s.reduction_tolerances)
+        nc, nf = self._detect(self.shapes, self.pair_arrays, ws, self.cache, float(margin), s.max_contacts_per_pair,
+                              s.reduction_tolerances, s.reuse_distance)
         if nc < 0:
             self._raise_non_finite()
         if nf:
             native = nc
-            nc = self._fcl.run(self.shapes, self.pair_arrays, ws, nf, nc, self._step, margin,
-                               s.max_contacts_per_pair, s.reduction_tolerances, self._append)
+            nc = self._fcl.run(self.shapes, self.pair_arrays, ws, nf, nc, self._step, margin, self._append)
             if nc > native:  # FCL pairs come after the native ones: back to pair order
                 order = np.argsort(ws.pair[:nc], kind="stable")
                 return Contacts(ws.point[order], ws.normal[order], ws.depth[order], ws.pair[order], self.tables)
         return Contacts(ws.point[:nc].copy(), ws.normal[:nc].copy(), ws.depth[:nc].copy(), ws.pair[:nc].copy(),
                         self.tables)
+
+    def kept(self) -> dict:
+        """The kept results of the pairs in contact (``kept_pair``, ``kept_rows``: a copy, _reuse.pack) and the
+        margin they hold for (``kept_margin``), which with the placements make ``detect`` continue exactly as it
+        would have (``restore``); empty when no contact can be kept. The kept "apart" results are left out:
+        reusing one gives what the narrowphase gives."""
+        c = self.cache
+        if not self._reusing:
+            return {}
+        pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+        return dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
+
+    def restore(self, kept=None):
+        """Forget every kept result, then take back those of ``kept()`` (in a dict that may hold other keys;
+        none when it has no ``kept_pair``)."""
+        if kept and "kept_pair" in kept:
+            unpack(self.cache, np.asarray(kept["kept_pair"], np.int64), np.asarray(kept["kept_rows"], float))
+            self.cache.margin[:] = kept["kept_margin"]
+        else:
+            self.cache.reach[:] = 0.0
 
     def _raise_non_finite(self):
         ws = self.workspace

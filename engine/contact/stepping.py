@@ -43,6 +43,7 @@ from engine.model.model import JointType
 from engine.model.universe import PluginSpec
 
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
+REUSE_SLOP = 0.05    # a pair's contacts are reused while it moves less than 0.05 slop: depths off by < slop / 10
 LIMIT_MARGIN = 2e-2  # rad or m: a joint this close to a bound has its limit row (wide: impacts are fast)
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
 SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
@@ -196,6 +197,7 @@ class ContactStage:
         self.world = CollisionWorld(universe.multibodies, universe.statics, universe.materials,
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       face_tolerance=c.face_tolerance,
+                                                      reuse_distance=REUSE_SLOP * c.slop,
                                                       filter=_pair_filter(universe)))
         self.closures = Closures(runs, universe.solver.joint_friction == "constraint",
                                  universe.solver.joint_limits == "constraint")
@@ -247,8 +249,9 @@ class ContactStage:
         self.reset()
 
     def reset(self):
-        """Forget the contacts, the warm starts and the run's ``counts``."""
+        """Forget the contacts, the warm starts, the narrowphase results kept for reuse and the run's ``counts``."""
         self.counts = ContactCounts()
+        self.world.restore()
         self._forget()
 
     def _forget(self):
@@ -263,13 +266,13 @@ class ContactStage:
 
     def warm_start(self) -> dict:
         """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, the
-        closure forces, the soles' node displacements, and (by reference, never written) the kept factor of the
-        linear solves (``_linalg_kernels.kept_solve``). With the configuration, it makes a restored run continue exactly
-        as the original."""
+        closure forces, the soles' node displacements, the narrowphase results kept for reuse (``world.kept``), and
+        (by reference, never written) the kept factor of the linear solves (``_linalg_kernels.kept_solve``). With the
+        configuration, it makes a restored run continue exactly as the original."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []
         return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy(),
-                    sole_displacement=soles, factor=self.keep[:2])
+                    sole_displacement=soles, factor=self.keep[:2], **self.world.kept())
 
     def set_warm_start(self, warm: dict):
         """Restore a ``warm_start()``; an empty dict forgets the warm start."""
@@ -280,6 +283,7 @@ class ContactStage:
                          np.array(warm["force"], float))
         self.closures.force[:] = warm["closure_force"]
         self.keep = warm.get("factor", no_keep()[:2]) + no_keep()[2:]     # the same solves as the original
+        self.world.restore(warm)
         if self.soles:
             self.soles.set_displacements(warm.get("sole_displacement"))
 
