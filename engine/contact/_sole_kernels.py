@@ -1,10 +1,15 @@
 """numba kernels of ``sole_geometry.py`` and ``soles.py``: the displaced nodes in the world frame and the obstacles
 near them, nodes against a plane, grains (spheres) against a sole's bottom triangles, nodes against the triangles
-of a static mesh."""
+of a static mesh; the stick-first solve of a group standing on soles."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
+from numba import njit
+
+from engine.contact._kernels import natural_residual
+from engine.contact._newton_kernels import force_norm
 from engine.dynamics._kernels.algebra import kernel
 
 
@@ -151,3 +156,129 @@ def points_on_triangles(x, vertices, faces, normals, candidates, margin, nearest
                 direction[i, k] = q / gap if best > 1e-12 else normals[t, k]
         if nearest[i] >= 0 and signed[i] > margin:
             nearest[i] = -1
+
+
+# ---- the stick-first solve of a group on soles (soles.py, ``SoleContacts.stick_first``) -------------------------
+
+@njit(cache=True, nogil=True)
+def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, G, K_inv, block_start, block_kind, block_mu, tol,
+                f, stats, U, F_node):
+    """The group's forces if every contact sticks: W f = −u with W = D + δt X Ω Xᵀ, solved by Woodbury,
+
+        W⁻¹ = D⁻¹ − D⁻¹X (I + δtΩ Xᵀ D⁻¹ X)⁻¹ δtΩ Xᵀ D⁻¹,
+
+    then kept only if every force lies in its cone and the natural residual of (f, v = W f + u) is
+    ≤ tol · max(‖f‖, residual of f = 0), the criterion of the nonsmooth Newton solver: a sticking solution is then a
+    solution of the frictional problem. Kept: the forces into f, stats as ``_stepping_kernels.solve_groups`` (one
+    iteration, converged), and each sole's node forces F_c = Pᵀ f (sole frame) and displacements U_c = K_c⁻¹ F_c
+    (4.22) into ``F_node``, ``U``. Returns whether it was kept.
+
+    δt X Ω Xᵀ is δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``; rank 6C, C the contact
+    bodies, 12 for two feet). D is the soles' compliance, block-diagonal per sole: D_s = F K_c⁻¹[s, s] Fᵀ / δt for
+    the contacts at the nodes s of sole s (4.21 as corrected, P a selection), F the contacts' frames F_i = C_i R
+    (orthogonal), so D_s⁻¹ = δt F G_s Fᵀ with G_s = (K_c⁻¹[s, s])⁻¹ — K_c itself when every candidate node
+    touches, in order: no factorisation. Per sole (tuples): ``index`` its contacts (their rows ``contact_row``,
+    three each, the group's from r0), ``frames`` (k, 3, 3), ``node`` their nodes s, ``G`` (3k, 3k) in the
+    contacts' order, ``K_inv`` its K_c⁻¹ (3c, 3c); the group's blocks are these contacts. D⁻¹ costs one BLAS
+    product on G, and v with U_c one on K_c⁻¹: never the (n, n) W."""
+    n, q = X.shape
+    B = np.empty((n, q + 1))                          # [X u] → D⁻¹ [X u]
+    B[:, :q] = X
+    B[:, q] = u
+    Y = np.empty((n, q + 1))
+    for s in range(len(index)):
+        T = np.dot(G[s], _to_sole(frames[s], contact_row, index[s], r0, B))
+        _to_contacts(frames[s], contact_row, index[s], r0, T, dt, Y)
+    DX, Du = np.ascontiguousarray(Y[:, :q]), Y[:, q].copy()
+    A = dt * Om
+    XA = np.dot(X, A)
+    capacitance = np.eye(q) + np.dot(XA.T, DX)        # A symmetric: (X A)ᵀ = A Xᵀ
+    z = np.linalg.solve(capacitance, np.dot(Du, XA))
+    fs = np.dot(DX, z) - Du                           # f = −W⁻¹ u
+    v = np.empty((n, 1))                              # v = D f + δt X Ω Xᵀ f + u, D f = F U_c[s] / δt
+    forces, displacements = [], []
+    for s in range(len(index)):
+        Fs = _to_sole(frames[s], contact_row, index[s], r0, fs.reshape(n, 1))[:, 0]
+        Us = _compliance(K_inv[s], node[s], Fs)
+        forces.append(Fs)
+        displacements.append(Us)
+        _to_contacts(frames[s], contact_row, index[s], r0, _at_nodes(Us, node[s]), 1.0 / dt, v)
+    v[:, 0] += np.dot(XA, np.dot(fs, X)) + u
+    rho = np.empty((len(block_kind), 3))              # ρ = 1 / W_nn, W_nn = (F_i K_c⁻¹[s_i, s_i] F_iᵀ)_nn/δt + δt Λ_nn
+    for s in range(len(index)):
+        F, Kc = frames[s], K_inv[s]
+        for i in range(F.shape[0]):
+            row, d = contact_row[index[s][i]] - r0, 3 * node[s][i]
+            w_nn = 0.0
+            for x in range(3):
+                for y in range(3):
+                    w_nn += F[i, 0, x] * Kc[d + x, d + y] * F[i, 0, y]
+            w_nn /= dt
+            for c in range(q):
+                w_nn += XA[row, c] * X[row, c]
+            rho[row // 3, 0] = 1.0 / w_nn
+    residual, violation = natural_residual(fs, v[:, 0], block_start, block_kind, block_mu, rho)
+    zero = natural_residual(np.zeros(n), u, block_start, block_kind, block_mu, rho)[0]
+    if violation > 0.0 or not residual <= tol * max(force_norm(fs), zero):
+        return False
+    f[:] = fs
+    stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6] = 1.0, residual, 0.0, 1.0, math.nan, 0.0, zero
+    for s in range(len(index)):
+        U[s][:] = displacements[s]
+        F_node[s][:] = 0.0
+        for i in range(node[s].shape[0]):
+            for x in range(3):
+                F_node[s][node[s][i], x] = forces[s][3 * i + x]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _to_sole(F, contact_row, index, r0, B):
+    """Fᵀ B[rows] (3k, cols): the rows of a sole's k contacts ``index`` (three from contact_row[index[i]] − r0
+    each) turned from their frames F (k, 3, 3) to the sole frame."""
+    k, cols = F.shape[0], B.shape[1]
+    T = np.empty((3 * k, cols))
+    for i in range(k):
+        r = contact_row[index[i]] - r0
+        for x in range(3):
+            for c in range(cols):
+                T[3 * i + x, c] = F[i, 0, x] * B[r, c] + F[i, 1, x] * B[r + 1, c] + F[i, 2, x] * B[r + 2, c]
+    return T
+
+
+@njit(cache=True, nogil=True)
+def _to_contacts(F, contact_row, index, r0, T, scale, out):
+    """out[rows] = scale · F T: ``_to_sole``'s inverse, T (3k, cols) in the sole frame."""
+    cols = T.shape[1]
+    for i in range(F.shape[0]):
+        r = contact_row[index[i]] - r0
+        for a in range(3):
+            for c in range(cols):
+                out[r + a, c] = scale * (F[i, a, 0] * T[3 * i, c] + F[i, a, 1] * T[3 * i + 1, c]
+                                         + F[i, a, 2] * T[3 * i + 2, c])
+
+
+@njit(cache=True, nogil=True)
+def _compliance(K_inv, node, F):
+    """U_c = K_c⁻¹ Pᵀ F (3c,) for the forces F (3k,) at the nodes ``node`` (one BLAS product when they are every
+    node in order; else the columns of those nodes, read as rows: K_c⁻¹ is symmetric)."""
+    ordered = 3 * node.shape[0] == K_inv.shape[0]
+    for i in range(node.shape[0]):
+        ordered = ordered and node[i] == i
+    if ordered:
+        return np.dot(K_inv, F)
+    U = np.zeros(K_inv.shape[0])
+    for i in range(node.shape[0]):
+        for x in range(3):
+            U += F[3 * i + x] * K_inv[3 * node[i] + x]
+    return U
+
+
+@njit(cache=True, nogil=True)
+def _at_nodes(U, node):
+    """U_c at the nodes ``node``, (3k, 1)."""
+    out = np.empty((3 * node.shape[0], 1))
+    for i in range(node.shape[0]):
+        for x in range(3):
+            out[3 * i + x, 0] = U[3 * node[i] + x]
+    return out

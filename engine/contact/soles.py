@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.materials import pair_material
@@ -37,6 +38,7 @@ from engine.model.meshes import load_geometry_mesh
 from engine.state import SoleState
 
 STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
+STIFFNESS_CACHE = 8  # node sets whose stiffness (``SoleContacts._stiffness``) is kept, per sole
 
 
 class SoleContacts:
@@ -69,7 +71,9 @@ class SoleContacts:
         self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``) …
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
         self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
-        self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
+        self._contact = []              # per sole: [contact indices, slots, weights, frames, node contacts only]
+        self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
+        self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
 
     def __len__(self):
         return len(self.specs)
@@ -135,10 +139,11 @@ class SoleContacts:
                     slot = np.repeat(nodes[:, None], 3, axis=1)
                 if len(depth):
                     parts.append((point, normal, depth, np.full(len(depth), self.pair[k, j], dtype=np.int64)))
-                    found.append((slot, weight))
+                    found.append((slot, weight, kind))
             slot = np.concatenate([f[0] for f in found]) if found else np.zeros((0, 3), np.int64)
             weight = np.concatenate([f[1] for f in found]) if found else np.zeros((0, 3))
-            self._contact.append([np.arange(n, n + len(slot)), slot, weight, None])
+            nodes = all(f[2] != "sphere" for f in found)
+            self._contact.append([np.arange(n, n + len(slot)), slot, weight, None, nodes])
             n += len(slot)
         if not parts:
             return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
@@ -146,29 +151,103 @@ class SoleContacts:
                                       for i, a in enumerate(("point", "normal", "depth", "pair")))
         return Contacts(point, normal, depth, pair, self.tables)
 
-    def add_compliance(self, a, W, dt):
-        """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts and u_free −= C R P U_c / δt (module
-        docstring, step 2; ``_stepping_kernels.add_sole_compliance``), R the sole placements of this step's
-        ``detect``; ``a``: the contact stage's layout."""
+    def shift(self, a, dt):
+        """Each sole contact's frame F_i = C_i R (sole frame → contact frame, R this step's sole placement from
+        ``detect``) and its free velocity u_i −= C_i R P_i U_c / δt (module docstring, step 2;
+        ``_stepping_kernels.sole_frames``); ``a``: the contact stage's layout."""
+        self._solved = set()
         for k, item in enumerate(self._contact):
-            index, slot, weight, _ = item
+            index, slot, weight = item[:3]
+            item[3] = np.empty((len(index), 3, 3))
+            if len(index):
+                K.sole_frames(a["contact_row"], index, a["C"], self._R[k], slot, weight, self.U[k], dt, a["u_all"],
+                              item[3])
+
+    def add_compliance(self, a, W, dt, solved=()):
+        """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts (module docstring, step 2;
+        ``_stepping_kernels.add_sole_compliance``), after ``shift``; ``a``: the contact stage's layout; the groups
+        ``solved`` have no W."""
+        for k, (index, slot, weight, frames, _) in enumerate(self._contact):
             if not len(index):
                 continue
-            row = a["contact_row"][index[0]]
-            g = int(np.searchsorted(a["row_start"], row, side="right")) - 1       # the group holding the sole
+            g = int(np.searchsorted(a["row_start"], a["contact_row"][index[0]], side="right")) - 1
+            if g in solved:
+                continue
             r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             K_inv = self.specs[k].sole.K_c_inv
             if self._work.shape[0] < 3 * len(index) or self._work.shape[1] < len(K_inv):
                 self._work = np.empty((3 * len(index), len(K_inv)))
-            frames = item[3] = np.empty((len(index), 3, 3))                      # sole frame → contact frames
             K.add_sole_compliance(W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0), r0, a["contact_row"], index,
-                                  a["C"], self._R[k], K_inv, slot, weight, self.U[k], dt, a["u_all"], frames,
-                                  self._work)
+                                  frames, K_inv, slot, weight, dt, self._work)
+
+    def stick_terms(self, a, g) -> tuple | None:
+        """What ``stick_first`` needs of group g's soles (tuples, one entry per sole): their indices, contacts, the
+        contacts' frames and nodes, G (``_stiffness``) and K_c⁻¹; None unless every contact of the group is a node
+        contact of a sole (no grain between nodes, no node met twice), after ``shift``."""
+        r0, r1 = a["row_start"][g], a["row_start"][g + 1]
+        soles, index, frames, nodes, G, K_inv = [], [], [], [], [], []
+        rows = 0
+        for k, (contacts, slot, _, F, node_contacts) in enumerate(self._contact):
+            if not len(contacts) or not r0 <= a["contact_row"][contacts[0]] < r1:
+                continue
+            node = slot[:, 0]
+            stiffness = self._stiffness(k, node) if node_contacts else None
+            if stiffness is None:
+                return None
+            soles.append(k)
+            index.append(contacts)
+            frames.append(F)
+            nodes.append(node)
+            G.append(stiffness)
+            K_inv.append(self.specs[k].sole.K_c_inv)
+            rows += 3 * len(contacts)
+        if not rows or rows != r1 - r0:
+            return None
+        return tuple(soles), tuple(index), tuple(frames), tuple(nodes), tuple(G), tuple(K_inv)
+
+    def stick_first(self, a, g, terms, X, Om, dt, tol) -> np.ndarray | None:
+        """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if every contact
+        sticks (``_sole_kernels.stick_first``), with its soles' node forces and displacements (4.22; ``update``
+        keeps them): ``terms`` from ``stick_terms``, X, Ω the factors of δt Λ of its one multibody
+        (``_stepping_kernels.multibody_factors``). None if a contact would slip or pull: the caller then
+        assembles W and solves."""
+        r0, r1 = a["row_start"][g], a["row_start"][g + 1]
+        b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
+        soles, stats = terms[0], np.empty(7)
+        if SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], *terms[1:],
+                          a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1], a["block_mu"][b0:b1], tol,
+                          a["f"][r0:r1], stats, tuple(self.U[k] for k in soles), tuple(self.F[k] for k in soles)):
+            self._solved.update(soles)
+            return stats
+        return None
+
+    def _stiffness(self, k, nodes):
+        """G = (K_c⁻¹[s, s])⁻¹ of sole k for contacts at its nodes s (in that order): the stiffness of those nodes
+        with the others free (the Schur complement of K_c); K_c itself when s is every candidate node in order,
+        else a Cholesky inverse, cached per node set. None when a node is met twice."""
+        key = nodes.tobytes()
+        cache = self._stiffnesses[k]
+        if key not in cache:
+            sole = self.specs[k].sole
+            if len(nodes) == len(self.rest[k]) and (nodes == np.arange(len(nodes))).all():
+                cache[key] = sole.K_c
+            elif len(np.unique(nodes)) < len(nodes):
+                cache[key] = None
+            else:
+                dofs = (3 * nodes[:, None] + np.arange(3)).ravel()
+                G = cho_solve(cho_factor(sole.K_c_inv[np.ix_(dofs, dofs)]), np.eye(len(dofs)))
+                cache[key] = 0.5 * (G + G.T)
+            if len(cache) > STIFFNESS_CACHE:           # contact sets that changed: forget the oldest
+                del cache[next(iter(cache))]
+        return cache[key]
 
     def update(self, f_local):
         """U_c = K_c⁻¹ Pᵀ f (4.22) from the solved contact forces ``f_local`` (nc, 3; contact frames, on the
         sole), and the small-strain check."""
-        for k, (index, slot, weight, frames) in enumerate(self._contact):
+        for k, (index, slot, weight, frames, _) in enumerate(self._contact):
+            if k in self._solved:                           # F_c and U_c from the stick-first solve
+                self._check_strain(k)
+                continue
             F = self.F[k]
             if len(index):                                  # F_n = P_iᵀ f_p (4.26 as corrected): d_j f on node j
                 K.sole_node_forces(frames, f_local, index, slot, weight, F)
@@ -182,7 +261,7 @@ class SoleContacts:
         for U, F in zip(self.U, self.F):
             U[:] = 0.0
             F[:] = 0.0
-        self._contact = [[np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 3)), None]
+        self._contact = [[np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 3)), None, True]
                          for _ in self.specs]
 
     def states(self) -> tuple:
