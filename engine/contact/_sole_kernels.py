@@ -160,41 +160,54 @@ def points_on_triangles(x, vertices, faces, normals, candidates, margin, nearest
 
 # ---- the stick-first solve of a group on soles (soles.py, ``SoleContacts.stick_first``) -------------------------
 
+KEPT, PULLING, FAILED = 1, -1, 0     # what ``stick_first`` returns
+
+
 @njit(cache=True, nogil=True)
-def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, G, K_inv, block_start, block_kind, block_mu, tol,
-                f, stats, U, F_node):
-    """The group's forces if every contact sticks: W f = −u with W = D + δt X Ω Xᵀ, solved by Woodbury,
+def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K_inv, block_start, block_kind,
+                block_mu, tol, f, stats, U, F_node):
+    """The group's forces if its active contacts stick and the others carry nothing: W_AA f_A = −u_A with
+    W = D + δt X Ω Xᵀ, solved by Woodbury,
 
-        W⁻¹ = D⁻¹ − D⁻¹X (I + δtΩ Xᵀ D⁻¹ X)⁻¹ δtΩ Xᵀ D⁻¹,
+        W_AA⁻¹ = D_AA⁻¹ − D_AA⁻¹X_A (I + δtΩ X_Aᵀ D_AA⁻¹ X_A)⁻¹ δtΩ X_Aᵀ D_AA⁻¹,
 
-    then kept only if every force lies in its cone and the natural residual of (f, v = W f + u) is
-    ≤ tol · max(‖f‖, residual of f = 0), the criterion of the nonsmooth Newton solver: a sticking solution is then a
-    solution of the frictional problem. Kept: the forces into f, stats as ``_stepping_kernels.solve_groups`` (one
-    iteration, converged), and each sole's node forces F_c = Pᵀ f (sole frame) and displacements U_c = K_c⁻¹ F_c
-    (4.22) into ``F_node``, ``U``. Returns whether it was kept.
+    f_I = 0. Returns PULLING (and clears their ``active`` flags) if an active contact pulls (f_n < 0), KEPT if
+    every force lies in its cone and the natural residual of (f, v = W f + u) over every contact is
+    ≤ tol · max(‖f‖, residual of f = 0), the criterion of the nonsmooth Newton solver — a solution of the frictional
+    problem, then written: the forces into f, stats as ``_stepping_kernels.solve_groups`` (one iteration,
+    converged), each sole's node forces F_c = Pᵀ f (sole frame) and displacements U_c = K_c⁻¹ F_c (4.22) into
+    ``F_node``, ``U`` —, FAILED otherwise (a contact would slip, or an idle one sink), writing nothing.
 
     δt X Ω Xᵀ is δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``; rank 6C, C the contact
     bodies, 12 for two feet). D is the soles' compliance, block-diagonal per sole: D_s = F K_c⁻¹[s, s] Fᵀ / δt for
     the contacts at the nodes s of sole s (4.21 as corrected, P a selection), F the contacts' frames F_i = C_i R
-    (orthogonal), so D_s⁻¹ = δt F G_s Fᵀ with G_s = (K_c⁻¹[s, s])⁻¹ — K_c itself when every candidate node
-    touches, in order: no factorisation. Per sole (tuples): ``index`` its contacts (their rows ``contact_row``,
-    three each, the group's from r0), ``frames`` (k, 3, 3), ``node`` their nodes s, ``G`` (3k, 3k) in the
-    contacts' order, ``K_inv`` its K_c⁻¹ (3c, 3c); the group's blocks are these contacts. D⁻¹ costs one BLAS
-    product on G, and v with U_c one on K_c⁻¹: never the (n, n) W."""
+    (orthogonal), so D_AA⁻¹ = δt F G_A Fᵀ with G_A = (K_c⁻¹[s_A, s_A])⁻¹ — K_c itself when every candidate node
+    is active, in order: no factorisation. Per sole (tuples): ``index`` its contacts (their rows ``contact_row``,
+    three each, the group's from r0), ``frames`` (k, 3, 3), ``node`` their nodes, ``active`` (k,) flags, ``G``
+    (3a, 3a) for the active ones in order, ``K_inv`` its K_c⁻¹ (3c, 3c); the group's blocks are these contacts.
+    D_AA⁻¹ costs one BLAS product on G, v and U_c one on K_c⁻¹: never the (n, n) W."""
     n, q = X.shape
-    B = np.empty((n, q + 1))                          # [X u] → D⁻¹ [X u]
+    B = np.empty((n, q + 1))                          # [X u] → D_AA⁻¹ [X u] (zero on the idle rows)
     B[:, :q] = X
     B[:, q] = u
-    Y = np.empty((n, q + 1))
+    Y = np.zeros((n, q + 1))
     for s in range(len(index)):
-        T = np.dot(G[s], _to_sole(frames[s], contact_row, index[s], r0, B))
-        _to_contacts(frames[s], contact_row, index[s], r0, T, dt, Y)
+        on = np.flatnonzero(active[s])
+        T = np.dot(G[s], _to_sole(frames[s][on], contact_row, index[s][on], r0, B))
+        _to_contacts(frames[s][on], contact_row, index[s][on], r0, T, dt, Y)
     DX, Du = np.ascontiguousarray(Y[:, :q]), Y[:, q].copy()
     A = dt * Om
     XA = np.dot(X, A)
     capacitance = np.eye(q) + np.dot(XA.T, DX)        # A symmetric: (X A)ᵀ = A Xᵀ
     z = np.linalg.solve(capacitance, np.dot(Du, XA))
-    fs = np.dot(DX, z) - Du                           # f = −W⁻¹ u
+    fs = np.dot(DX, z) - Du                           # f_A = −W_AA⁻¹ u_A, f_I = 0
+    pulling = False
+    for s in range(len(index)):
+        for i in range(index[s].shape[0]):
+            if active[s][i] and fs[contact_row[index[s][i]] - r0] < 0.0:
+                active[s][i], pulling = False, True
+    if pulling:
+        return PULLING
     v = np.empty((n, 1))                              # v = D f + δt X Ω Xᵀ f + u, D f = F U_c[s] / δt
     forces, displacements = [], []
     for s in range(len(index)):
@@ -220,7 +233,7 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, G, K_inv, bl
     residual, violation = natural_residual(fs, v[:, 0], block_start, block_kind, block_mu, rho)
     zero = natural_residual(np.zeros(n), u, block_start, block_kind, block_mu, rho)[0]
     if violation > 0.0 or not residual <= tol * max(force_norm(fs), zero):
-        return False
+        return FAILED
     f[:] = fs
     stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6] = 1.0, residual, 0.0, 1.0, math.nan, 0.0, zero
     for s in range(len(index)):
@@ -229,7 +242,7 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, G, K_inv, bl
         for i in range(node[s].shape[0]):
             for x in range(3):
                 F_node[s][node[s][i], x] = forces[s][3 * i + x]
-    return True
+    return KEPT
 
 
 @njit(cache=True, nogil=True)

@@ -39,6 +39,7 @@ from engine.state import SoleState
 
 STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
 STIFFNESS_CACHE = 8  # node sets whose stiffness (``SoleContacts._stiffness``) is kept, per sole
+STICK_TRIES = 3      # stick-first solves a step, each letting go of the contacts that pulled in the last
 
 
 class SoleContacts:
@@ -181,58 +182,63 @@ class SoleContacts:
                                   frames, K_inv, slot, weight, dt, self._work)
 
     def stick_terms(self, a, g) -> tuple | None:
-        """What ``stick_first`` needs of group g's soles (tuples, one entry per sole): their indices, contacts, the
-        contacts' frames and nodes, G (``_stiffness``) and K_c⁻¹; None unless every contact of the group is a node
+        """What ``stick_first`` needs of group g's soles (lists, one entry per sole): their indices, contacts, the
+        contacts' frames, nodes and active flags (all), and K_c⁻¹; None unless every contact of the group is a node
         contact of a sole (no grain between nodes, no node met twice), after ``shift``."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
-        soles, index, frames, nodes, G, K_inv = [], [], [], [], [], []
+        terms = [], [], [], [], [], []
         rows = 0
         for k, (contacts, slot, _, F, node_contacts) in enumerate(self._contact):
             if not len(contacts) or not r0 <= a["contact_row"][contacts[0]] < r1:
                 continue
             node = slot[:, 0]
-            stiffness = self._stiffness(k, node) if node_contacts else None
-            if stiffness is None:
+            if not node_contacts or len(np.unique(node)) < len(node):
                 return None
-            soles.append(k)
-            index.append(contacts)
-            frames.append(F)
-            nodes.append(node)
-            G.append(stiffness)
-            K_inv.append(self.specs[k].sole.K_c_inv)
+            for term, value in zip(terms, (k, contacts, F, node, np.ones(len(node), bool),
+                                           self.specs[k].sole.K_c_inv)):
+                term.append(value)
             rows += 3 * len(contacts)
         if not rows or rows != r1 - r0:
             return None
-        return tuple(soles), tuple(index), tuple(frames), tuple(nodes), tuple(G), tuple(K_inv)
+        return terms
 
     def stick_first(self, a, g, terms, X, Om, dt, tol) -> np.ndarray | None:
-        """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if every contact
-        sticks (``_sole_kernels.stick_first``), with its soles' node forces and displacements (4.22; ``update``
-        keeps them): ``terms`` from ``stick_terms``, X, Ω the factors of δt Λ of its one multibody
-        (``_stepping_kernels.multibody_factors``). None if a contact would slip or pull: the caller then
-        assembles W and solves."""
+        """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if its contacts
+        stick or carry nothing (``_sole_kernels.stick_first``), with its soles' node forces and displacements
+        (4.22; ``update`` keeps them): ``terms`` from ``stick_terms``, X, Ω the factors of δt Λ of its one multibody
+        (``_stepping_kernels.multibody_factors``). The contacts that pull are let go, and the solve repeated, up
+        to STICK_TRIES times. None if a contact would slip or an idle one sink: the caller then assembles W and
+        solves."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
         b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
-        soles, stats = terms[0], np.empty(7)
-        if SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], *terms[1:],
-                          a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1], a["block_mu"][b0:b1], tol,
-                          a["f"][r0:r1], stats, tuple(self.U[k] for k in soles), tuple(self.F[k] for k in soles)):
-            self._solved.update(soles)
-            return stats
-        return None
+        soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
+        stats = np.empty(7)
+        for tries in range(1, STICK_TRIES + 1):
+            G = tuple(self._stiffness(k, n[on]) for k, n, on in zip(soles, node, active))
+            code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
+                                  K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
+                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple(self.U[k] for k in soles),
+                                  tuple(self.F[k] for k in soles))
+            if code != SK.PULLING:
+                break
+        if code != SK.KEPT:
+            return None
+        self._solved.update(soles)
+        stats[0] = tries
+        return stats
 
     def _stiffness(self, k, nodes):
         """G = (K_c⁻¹[s, s])⁻¹ of sole k for contacts at its nodes s (in that order): the stiffness of those nodes
         with the others free (the Schur complement of K_c); K_c itself when s is every candidate node in order,
-        else a Cholesky inverse, cached per node set. None when a node is met twice."""
+        else a Cholesky inverse, cached per node set."""
         key = nodes.tobytes()
         cache = self._stiffnesses[k]
         if key not in cache:
             sole = self.specs[k].sole
             if len(nodes) == len(self.rest[k]) and (nodes == np.arange(len(nodes))).all():
                 cache[key] = sole.K_c
-            elif len(np.unique(nodes)) < len(nodes):
-                cache[key] = None
+            elif not len(nodes):
+                cache[key] = np.zeros((0, 0))
             else:
                 dofs = (3 * nodes[:, None] + np.arange(3)).ravel()
                 G = cho_solve(cho_factor(sole.K_c_inv[np.ix_(dofs, dofs)]), np.eye(len(dofs)))
