@@ -68,6 +68,32 @@ def nodes_under_plane(x, normal, offset, margin, node, point, depth):
 
 
 @kernel
+def nodes_on_static_planes(near, count, plane, plane_normal, plane_offset, pair_of, x, margin, point, normal, depth,
+                           pair, slot, weight):
+    """When every obstacle ``near[:count]`` is a static plane (``plane[j]``, n · x ≤ offset from ``plane_normal``,
+    ``plane_offset``): the node test of each in turn (``nodes_under_plane``), written from row 0 of ``point``,
+    ``normal``, ``depth``, ``pair`` (``pair_of[j]``), ``slot`` (the node, thrice) and ``weight`` ((1, 0, 0));
+    returns their number, or −1 (nothing written) when another obstacle is near."""
+    for a in range(count):
+        if not plane[near[a]]:
+            return -1
+    k = 0
+    for a in range(count):
+        j = near[a]
+        n = plane_normal[j]
+        for i in range(x.shape[0]):
+            gap = x[i, 0] * n[0] + x[i, 1] * n[1] + x[i, 2] * n[2] - plane_offset[j]
+            if gap <= margin:
+                depth[k], pair[k] = -gap, pair_of[j]
+                for r in range(3):
+                    point[k, r], normal[k, r] = x[i, r] - 0.5 * gap * n[r], n[r]
+                    slot[k, r], weight[k, r] = i, 0.0
+                weight[k, 0] = 1.0
+                k += 1
+    return k
+
+
+@kernel
 def nearest_on_triangle(a, b, c, p, out):
     """The point of triangle (a, b, c) nearest to p: its barycentric weights into ``out`` (3,) (Ericson,
     Real-Time Collision Detection, §5.1.5: the Voronoi regions of the vertices, then the edges, then the face)."""
@@ -187,14 +213,18 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
     (3a, 3a) for the active ones in order, ``K_inv`` its K_c⁻¹ (3c, 3c); the group's blocks are these contacts.
     D_AA⁻¹ costs one BLAS product on G, v and U_c one on K_c⁻¹: never the (n, n) W."""
     n, q = X.shape
-    B = np.empty((n, q + 1))                          # [X u] → D_AA⁻¹ [X u] (zero on the idle rows)
+    B = np.empty((n, q + 1))                          # [X u] → D_AA⁻¹ [X u] (zero on the idle rows; per sole, on
+                                                      # its body's columns only)
     B[:, :q] = X
     B[:, q] = u
     Y = np.zeros((n, q + 1))
     for s in range(len(index)):
-        on = np.flatnonzero(active[s])
-        T = np.dot(G[s], _to_sole(frames[s][on], contact_row, index[s][on], r0, B))
-        _to_contacts(frames[s][on], contact_row, index[s][on], r0, T, dt, Y)
+        F, contacts = frames[s], index[s]
+        if not active[s].all():
+            F, contacts = F[active[s]], contacts[active[s]]
+        cols = _sole_columns(B, contact_row, contacts, r0)
+        T = np.dot(G[s], _to_sole(F, contact_row, contacts, r0, B, cols))
+        _to_contacts(F, contact_row, contacts, r0, T, dt, Y, cols)
     DX, Du = np.ascontiguousarray(Y[:, :q]), Y[:, q].copy()
     A = dt * Om
     XA = np.dot(X, A)
@@ -210,12 +240,13 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
         return PULLING
     v = np.empty((n, 1))                              # v = D f + δt X Ω Xᵀ f + u, D f = F U_c[s] / δt
     forces, displacements = [], []
+    one = np.zeros(1, np.int64)
     for s in range(len(index)):
-        Fs = _to_sole(frames[s], contact_row, index[s], r0, fs.reshape(n, 1))[:, 0]
+        Fs = _to_sole(frames[s], contact_row, index[s], r0, fs.reshape(n, 1), one)[:, 0]
         Us = _compliance(K_inv[s], node[s], Fs)
         forces.append(Fs)
         displacements.append(Us)
-        _to_contacts(frames[s], contact_row, index[s], r0, _at_nodes(Us, node[s]), 1.0 / dt, v)
+        _to_contacts(frames[s], contact_row, index[s], r0, _at_nodes(Us, node[s]), 1.0 / dt, v, one)
     v[:, 0] += np.dot(XA, np.dot(fs, X)) + u
     rho = np.empty((len(block_kind), 3))              # ρ = 1 / W_nn, W_nn = (F_i K_c⁻¹[s_i, s_i] F_iᵀ)_nn/δt + δt Λ_nn
     for s in range(len(index)):
@@ -246,29 +277,45 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
 
 
 @njit(cache=True, nogil=True)
-def _to_sole(F, contact_row, index, r0, B):
-    """Fᵀ B[rows] (3k, cols): the rows of a sole's k contacts ``index`` (three from contact_row[index[i]] − r0
-    each) turned from their frames F (k, 3, 3) to the sole frame."""
-    k, cols = F.shape[0], B.shape[1]
-    T = np.empty((3 * k, cols))
+def _sole_columns(B, contact_row, index, r0):
+    """The columns of B not zero on the rows of a sole's contacts ``index``: the six of its body in X (a sole's
+    contacts act on one body), and u."""
+    cols = np.empty(B.shape[1], np.int64)
+    m = 0
+    for c in range(B.shape[1]):
+        for i in range(index.shape[0]):
+            r = contact_row[index[i]] - r0
+            if B[r, c] != 0.0 or B[r + 1, c] != 0.0 or B[r + 2, c] != 0.0:
+                cols[m] = c
+                m += 1
+                break
+    return cols[:m]
+
+
+@njit(cache=True, nogil=True)
+def _to_sole(F, contact_row, index, r0, B, cols):
+    """Fᵀ B[rows, cols] (3k, len(cols)): the rows of a sole's k contacts ``index`` (three from
+    contact_row[index[i]] − r0 each) turned from their frames F (k, 3, 3) to the sole frame."""
+    k = F.shape[0]
+    T = np.empty((3 * k, cols.shape[0]))
     for i in range(k):
         r = contact_row[index[i]] - r0
         for x in range(3):
-            for c in range(cols):
-                T[3 * i + x, c] = F[i, 0, x] * B[r, c] + F[i, 1, x] * B[r + 1, c] + F[i, 2, x] * B[r + 2, c]
+            for j in range(cols.shape[0]):
+                c = cols[j]
+                T[3 * i + x, j] = F[i, 0, x] * B[r, c] + F[i, 1, x] * B[r + 1, c] + F[i, 2, x] * B[r + 2, c]
     return T
 
 
 @njit(cache=True, nogil=True)
-def _to_contacts(F, contact_row, index, r0, T, scale, out):
-    """out[rows] = scale · F T: ``_to_sole``'s inverse, T (3k, cols) in the sole frame."""
-    cols = T.shape[1]
+def _to_contacts(F, contact_row, index, r0, T, scale, out, cols):
+    """out[rows, cols] = scale · F T: ``_to_sole``'s inverse, T (3k, len(cols)) in the sole frame."""
     for i in range(F.shape[0]):
         r = contact_row[index[i]] - r0
         for a in range(3):
-            for c in range(cols):
-                out[r + a, c] = scale * (F[i, a, 0] * T[3 * i, c] + F[i, a, 1] * T[3 * i + 1, c]
-                                         + F[i, a, 2] * T[3 * i + 2, c])
+            for j in range(cols.shape[0]):
+                out[r + a, cols[j]] = scale * (F[i, a, 0] * T[3 * i, j] + F[i, a, 1] * T[3 * i + 1, j]
+                                               + F[i, a, 2] * T[3 * i + 2, j])
 
 
 @njit(cache=True, nogil=True)

@@ -39,6 +39,7 @@ from engine.state import SoleState
 
 STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
 STIFFNESS_CACHE = 8  # node sets whose stiffness (``SoleContacts._stiffness``) is kept, per sole
+NODE_TESTS = {"plane": G.plane_nodes, "box": G.box_nodes, "mesh": G.mesh_nodes}
 STICK_TRIES = 3      # stick-first solves a step, each letting go of the contacts that pulled in the last
 
 
@@ -72,7 +73,14 @@ class SoleContacts:
         self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``) …
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
         self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
-        self._contact = []              # per sole: [contact indices, slots, weights, frames, node contacts only]
+        self.static_plane = np.array([o.kind == "plane" and o.body < 0 for o in self.obstacles], bool).reshape(-1)
+        self.plane_normal = np.array([o.shape[0] if p else np.zeros(3) for o, p in zip(self.obstacles,
+                                                                                      self.static_plane)]).reshape(-1, 3)
+        self.plane_offset = np.array([o.shape[1] if p else 0.0 for o, p in zip(self.obstacles, self.static_plane)])
+        rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
+        self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),
+                         np.empty((m, 3), np.int64), np.empty((m, 3))) for m in rows]   # ``nodes_on_static_planes``
+        self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
         self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
         self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
 
@@ -123,8 +131,18 @@ class SoleContacts:
             self.bounds[j] = self.bodies.R[g] @ centre + self.bodies.p[g] + np.array([[-radius], [radius]])
         for k in range(len(self.specs)):
             x = self.node_positions(k, self.margin)
+            near = SK.near_obstacles(self._box, self.bounds, self.own[k], self._near)
+            point, normal, depth, pair, slot, weight = self._planes[k]
+            m = SK.nodes_on_static_planes(self._near, near, self.static_plane, self.plane_normal, self.plane_offset,
+                                          self.pair[k], x, self.margin, point, normal, depth, pair, slot, weight)
+            if m >= 0:                                   # static planes alone (the ground): one kernel
+                if m:
+                    parts.append((point[:m], normal[:m], depth[:m], pair[:m]))
+                self._contact.append([np.arange(n, n + m), slot[:m], weight[:m], None, True])
+                n += m
+                continue
             found = []
-            for j in self._near[:SK.near_obstacles(self._box, self.bounds, self.own[k], self._near)]:
+            for j in self._near[:near]:
                 ob = self.obstacles[j]
                 if ob.body >= 0 and j not in placed:
                     ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
@@ -135,15 +153,18 @@ class SoleContacts:
                                                                                self.margin)
                     slot = self.bottom[k][triangle]
                 else:
-                    test = {"plane": G.plane_nodes, "box": G.box_nodes, "mesh": G.mesh_nodes}[kind]
-                    nodes, point, normal, depth, weight = test(x, *shape, self.margin)
+                    nodes, point, normal, depth, weight = NODE_TESTS[kind](x, *shape, self.margin)
                     slot = np.repeat(nodes[:, None], 3, axis=1)
                 if len(depth):
                     parts.append((point, normal, depth, np.full(len(depth), self.pair[k, j], dtype=np.int64)))
                     found.append((slot, weight, kind))
-            slot = np.concatenate([f[0] for f in found]) if found else np.zeros((0, 3), np.int64)
-            weight = np.concatenate([f[1] for f in found]) if found else np.zeros((0, 3))
-            nodes = all(f[2] != "sphere" for f in found)
+            if len(found) == 1:
+                slot, weight = found[0][:2]
+            else:
+                slot = np.concatenate([f[0] for f in found]) if found else np.zeros((0, 3), np.int64)
+                weight = np.concatenate([f[1] for f in found]) if found else np.zeros((0, 3))
+            nodes = all(f[2] != "sphere" for f in found) and (len(found) == 1 or
+                                                               len(np.unique(slot[:, 0])) == len(slot))
             self._contact.append([np.arange(n, n + len(slot)), slot, weight, None, nodes])
             n += len(slot)
         if not parts:
@@ -191,9 +212,9 @@ class SoleContacts:
         for k, (contacts, slot, _, F, node_contacts) in enumerate(self._contact):
             if not len(contacts) or not r0 <= a["contact_row"][contacts[0]] < r1:
                 continue
-            node = slot[:, 0]
-            if not node_contacts or len(np.unique(node)) < len(node):
+            if not node_contacts:
                 return None
+            node = slot[:, 0]
             for term, value in zip(terms, (k, contacts, F, node, np.ones(len(node), bool),
                                            self.specs[k].sole.K_c_inv)):
                 term.append(value)
