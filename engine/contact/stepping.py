@@ -25,6 +25,7 @@ from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
 from engine.contact._rigid_kernels import rigid_contacts
+from engine.contact._tree_kernels import tree_contacts
 from engine.contact._kernels import BILATERAL, FRICTION, LIMIT
 from engine.contact._linalg_kernels import REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
@@ -237,8 +238,16 @@ class ContactStage:
         self.rigid_only = (free_bodies is not None and not self.trees and not len(self.closures) and self.soles is None
                            and self.method == "auto" and self.solver in SOLVER_CODES and self.plugin is None
                            and universe.solver.time_budget is None)
+        #: one articulated multibody (a robot on the ground), no sole, a Delassus method of ``multibody_delassus``
+        #: and a solver of ``solve_groups`` without a time budget: rows to wrenches in one compiled call
+        #: (``_tree_step``)
+        self.tree_only = (len(runs) == 1 and len(self.trees) == 1 and not self.rigid[0] and self.soles is None
+                          and self.method != "dense" and self.solver in SOLVER_CODES and self.plugin is None
+                          and universe.solver.time_budget is None)
         self.contact_start, self.row_start, self.stats = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64), \
             np.zeros((n, 7))                     # ``_rigid_step``'s groups: their contacts, rows and solves
+        if self.tree_only:                       # ``tree_contacts``' arguments that are the same every step
+            self.tree_arrays = self._tree_arrays()
         self.reset()
 
     def reset(self):
@@ -298,6 +307,10 @@ class ContactStage:
         if self.rigid_only and self.export is None:
             with self.timer.stage("solver"):             # groups, Delassus and solve in one call
                 self._rigid_step(c, dt)
+            return
+        if self.tree_only and self.export is None:
+            with self.timer.stage("solver"):             # groups, Delassus and solve in one call
+                self._tree_step(c, dt)
             return
         with self.timer.stage("groups"):
             a, ng = self._layout(c, dt)
@@ -360,6 +373,45 @@ class ContactStage:
         self.counts.add(len(c), self_contacts, unconverged > 0)
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
                         self.row_start[:ng + 1].copy(), ("rigid",) * ng, stats)
+
+    def _tree_arrays(self) -> tuple:
+        """The arguments of ``tree_contacts`` from ``offset`` to ``stats``: arrays and settings of the bodies, the
+        groups, the closures' rows and the one multibody (its base placement, ABA and Delassus workspaces, contact
+        wrenches and flag)."""
+        b, cl, (_, run), work, s = self.bodies, self.closures, self.trees[0], self.work[0], self.universe.solver
+        return (b.offset, b.R, b.p, b.V, b.V_free, b.wrench, self.parent, self.group_of, self.member_start,
+                self.members, self.contact_start, self.row_start, cl.active_mb, cl.start, cl.joint_start,
+                cl.limit_start, cl.rows, cl.kind, cl.bound, cl.side, cl.X, cl.u, cl.force, run.instance.R,
+                run.data.model_pack.bi, run.data.model_pack.df, run.data.ws, run.data.wd, work.Sw, work.Uw, work.y,
+                work.F, work.A, work.Od, work.S6, work.path, work.mark, work.union, run.f_contact, run.contact_flag,
+                self.erp, self.universe.contact.slop, WARM_RADIUS, METHOD_CODES[self.method],
+                SOLVER_CODES[self.solver], s.tolerance, s.max_iterations, self.stats)
+
+    def _tree_step(self, c, dt):
+        """Groups → W → solve → wrenches of the contacts ``c`` and closure rows of the one articulated multibody
+        (``tree_only``), in one call (``_tree_kernels.tree_contacts``: the kernels of ``_layout``, ``_delassus``,
+        ``_solve_groups``, ``scatter`` and ``_apply``, the same arithmetic)."""
+        t, cl = c.tables, self.closures
+        if len(cl):
+            cl.update(self.runs, self.bodies, dt, self.universe.contact)
+        self.trees[0][1].fresh_data()
+        f_local, forces = np.empty((len(c), 3)), np.empty((len(c), 3))
+        rows = 1
+        while rows:                                      # rows: room for the largest group's factor, then again
+            ng, rows, code, self_contacts, unconverged = tree_contacts(
+                c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
+                t.pair_restitution, *self.previous, *self.tree_arrays, dt, self.keep, f_local, forces)
+            if rows:
+                self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
+        if ng == 0:                                      # the robot touches nothing, no limit is near
+            self._forget()
+            self._apply(0)
+            return
+        self._keep_factor()
+        self.forces, self.previous = forces, (c.pair, c.point, f_local)
+        self.counts.add(len(c), self_contacts, unconverged > 0)
+        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
+                        self.row_start[:ng + 1].copy(), (METHODS.get(code, "none"),), self.stats[:ng].copy())
 
     def object_name(self, i: int) -> str:
         """The name of object i of the contacts' tables (the world's objects, then the soles' links)."""

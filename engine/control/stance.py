@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.control.gravity import actuated_mask
 from engine.control.trajectory import JointTrajectory
-from engine.dynamics.lie import difference_kernel
+from engine.control._kernels import stance_torque
 from engine.plugins import register
 
 
@@ -65,6 +65,5 @@ class StancePD:
         """tau_s + kp (q_ref ⊖ q) − kd v, clamped (q is the simulation's, already a valid configuration)."""
         if self.trajectory is not None:
             self.trajectory(t, self.q_ref)
-        difference_kernel(*self.joints, q, self.q_ref, self.error, self.scratch)
-        tau = self.tau_s + self.kp * self.error - self.kd * v
-        return np.clip(tau, -self.limit, self.limit, out=tau) * self.mask
+        return stance_torque(*self.joints, q, v, self.q_ref, self.tau_s, self.kp, self.kd, self.limit, self.mask,
+                             self.error, self.scratch)

@@ -22,11 +22,14 @@ from engine.dynamics import aba, forward_kinematics
 from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.rolling import AdamsBashforthMoulton4, RollingDisks, project, rolling_dynamics, step_rolling
+from engine.engines._tree_kernels import DONE, FAULT, REDO, constrained_motion, free_motion
 from engine.engines.free_bodies import FreeBodies, batchable
 from engine.rolling.ground import Ground
 from engine.rolling.hybrid import HybridWheels
 from engine.errors import UniverseError
 from engine.state import ActiveContacts, freeze
+
+NO_GRAVITY = np.zeros(3)    # kinematics: body accelerations without the base's −g (as ``forward_kinematics``)
 
 
 @plugins.register("articula")
@@ -50,6 +53,13 @@ class ArticulaEngine:
         batched = [m for m, run in enumerate(sim.runs) if self.free_stepper is None and batchable(run)]
         self.free_bodies = FreeBodies(sim, [sim.runs[m] for m in batched]) if batched else None
         self.trees = [(m, run) for m, run in enumerate(sim.runs) if m not in batched]   # stepped one by one
+        #: trees integrated by semi-implicit Euler, neither on wheels nor closed: the integration stage in one
+        #: call each (``_euler_step``); the others by ``_integrate``, then ``refresh`` and ``check_energy``
+        self.euler = {m for m, run in self.trees if self.free_stepper is None and m not in self.rolling
+                      and not run.model.closures}
+        self.stepped = [(m, run) for m, run in self.trees if m not in self.euler]
+        #: each tree's arrays for ``free_motion`` and ``constrained_motion`` (the same arrays every step)
+        self.motion_arrays = {m: _motion_arrays(run, sim.bodies) for m, run in self.trees}
         self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer, self.free_bodies)
 
     # ---- state ---------------------------------------------------------------------------------------------
@@ -90,22 +100,51 @@ class ArticulaEngine:
             for m, run in self.trees:
                 if m in self.rolling and self.contact_stage.idle:   # its rolling step needs no free dynamics
                     continue
-                run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
-                sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
-                run.free_velocities(dt)
-                sim.check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
+                self._free_dynamics(m, run, dt)
             if self.free_bodies:
                 self.free_bodies.dynamics(dt)
         self.contact_stage.step(dt)  # collision, groups, Delassus, solver (timed inside)
         with timer.stage("integration"):  # v⁺, q⁺; the kinematics of the new state, its kinetic energy
             for m, run in self.trees:
-                self._integrate(m, run, dt)
-            for _, run in self.trees:
+                if m in self.euler:
+                    self._euler_step(m, run, dt)
+                else:
+                    self._integrate(m, run, dt)
+            for _, run in self.stepped:
                 run.refresh()
-            for _, run in self.trees:
+            for _, run in self.stepped:
                 sim.check_energy(run)
             if self.free_bodies:
                 self.free_bodies.integrate(dt)
+
+    def _free_dynamics(self, m, run, dt):
+        """a_free and V_free in one call (``_tree_kernels.free_motion``); if it refuses its inputs or finds a fault,
+        the readable steps, whose checks raise."""
+        sim = self.sim
+        if free_motion(*self.motion_arrays[m][0], dt) == DONE:
+            return
+        run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
+        sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
+        run.free_velocities(dt)
+        sim.check_speed(run.xi, "dynamics", run, "free velocity v + δt a_free")
+
+    def _euler_step(self, m, run, dt):
+        """``_integrate`` (semi-implicit Euler), ``refresh`` and ``check_energy`` of a tree in one call
+        (``_tree_kernels.constrained_motion``); where it stops, the readable steps take over."""
+        sim = self.sim
+        status, T = constrained_motion(*self.motion_arrays[m][1], run.in_contact, dt)
+        if status == REDO:                               # nothing done yet
+            self._integrate(m, run, dt)
+        elif status == FAULT:                            # q⁺ or v⁺: the checks raise
+            sim.check_finite(run.q, "integration", run, "configuration q")
+            sim.check_speed(run.v, "integration", run, "velocity v")
+        if status != DONE:
+            run.refresh()
+            sim.check_energy(run)
+            return
+        run.kinetic_next = T
+        if T > run.limits.energy_bound(run.kinetic):
+            sim.check_energy(run)
 
     def _integrate(self, m, run, dt):
         """Constrained: v⁺ = v + δt a(τ, f_ext + f_contact) (= v_free + δt M⁻¹Jᵀf, one more ABA pass, seed 000
@@ -236,6 +275,19 @@ class ArticulaEngine:
     def solver(self):
         """The contact-solver plugin (it cannot be disabled while the run goes on)."""
         return getattr(self.contact_stage, "plugin", None)
+
+
+def _motion_arrays(run, bodies) -> tuple:
+    """The arguments of ``_tree_kernels.free_motion`` and ``constrained_motion`` for ``run`` but the last ones."""
+    data, pack = run.data, run.data.model_pack
+    free = (pack.mi, pack.mf, data.ws, data.wd, run.data_free.ws, run.q, run.v, run.tau, run.f_ext, run.gravity,
+            data.ddq, NO_GRAVITY, data.v_zero, run.offset, bodies.R, bodies.V_free, run.limits.speed, run.a_free,
+            run.xi)
+    constrained = (pack.mi, pack.mf, data.ws, data.wd, run.q, run.v, run.tau, run.f_ext, run.f_contact, run.f_total,
+                   run.gravity, data.ddq, run.a_free, NO_GRAVITY, data.v_zero, *run.joints, run.xi, run.q_next,
+                   run.scratch, run.limits.speed, run.a, run.instance.R, run.instance.p, run.offset, bodies.R, bodies.p,
+                   bodies.V, run.V_last)
+    return free, constrained
 
 
 def _hybrid_wheels(run, universe) -> HybridWheels:

@@ -204,9 +204,15 @@ def aba(mi, mf, ws, wd, q, v, tau, fext, g, ddq):
     status = check_dynamics(bi, df, q, v, tau, fext, g)
     if status == BAD:
         return status
+    aba_passes(bi, bf, di, df, ws, wd, q, v, tau, fext, g, ddq)
+    return status
+
+
+@kernel
+def aba_passes(bi, bf, di, df, ws, wd, q, v, tau, fext, g, ddq):
+    """The passes of ``aba`` on inputs ``check_dynamics`` accepted."""
     placements(bi, bf, ws, q)
     velocities(bi, df, ws, v)
     articulated_inertias(bi, bf, di, df, ws, v, fext)
     backward_pass(bi, di, df, ws, wd, q, v, tau)
     forward_pass(bi, df, ws, wd, g, ddq)
-    return status

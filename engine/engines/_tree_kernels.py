@@ -1,0 +1,95 @@
+"""The dynamics and integration stages of one articulated multibody (a tree: ``ArticulaEngine``'s ``trees``), each
+in one compiled call (issue 16 (b)), driven by ``articula.ArticulaEngine._free_motion`` / ``_constrained_motion``.
+
+They chain the kernels the readable steps call one by one — ``aba``'s passes, ``forward_kinematics``',
+``integrate_kernel``, ``world_bodies`` / ``world_velocities``, ``kinetic_energy_of_motion``'s sum and the fault
+checks' ``first_non_finite`` / ``first_beyond`` — on the same arrays in the same order, so q, v and every
+intermediate are the same to the last bit. A stage crosses from Python into numba once instead of five to seven
+times. Inputs the dynamics kernels would refuse (a quaternion off the unit sphere, a non-finite wrench: statuses
+other than OK) make a kernel stop before it writes anything (``REDO``): the readable steps then run and warn or
+raise as they always do. A checked quantity out of bounds (``FAULT``) is left for the Simulation's checks, which
+raise the usual error naming it.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from engine.contact._stepping_kernels import world_bodies, world_velocities
+from engine.dynamics._kernels.aba import aba_passes
+from engine.dynamics._kernels.algebra import split
+from engine.dynamics._kernels.centroidal import motion_energy
+from engine.dynamics._kernels.kinematics import (OK, accelerations, check_dynamics, check_q, check_vector,
+                                                 placements, velocities)
+from engine.dynamics.lie import integrate_kernel
+from engine.faults._kernels import first_beyond, first_non_finite
+
+DONE, REDO, FAULT, KINEMATICS = 0, 1, 2, 3     # what a stage's kernel returns (KINEMATICS: integrated, the
+                                               # kinematics of q⁺ refused: ``MultiBodyRun.refresh`` redoes them)
+
+
+@njit(cache=True, nogil=True)
+def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, body_R, V_free, speed, a_free, xi,
+                dt):
+    """Stage "dynamics": a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``, ``wd``, its result
+    also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on ``ws_free``, a = 0,
+    gravity g0 = 0) in world axes ``V_free`` (rows lo …). FAULT: a_free not finite, or ξ beyond ``speed``
+    (``Simulation.check_finite``, ``check_speed``)."""
+    bi, bf, di, df = split(mi, mf, ws.shape[0])
+    if check_dynamics(bi, df, q, v, tau, fext, g) != OK:
+        return REDO
+    aba_passes(bi, bf, di, df, ws, wd, q, v, tau, fext, g, ddq)
+    a_free[:] = ddq
+    if first_non_finite(a_free) >= 0:
+        return FAULT
+    for k in range(xi.shape[0]):                       # ξ = δt a_free + v
+        xi[k] = a_free[k] * dt
+        xi[k] += v[k]
+    if check_vector(xi, df.shape[0]) != OK:
+        return REDO
+    placements(bi, bf, ws_free, q)
+    velocities(bi, df, ws_free, xi)
+    accelerations(bi, df, ws_free, zero, g0)
+    world_velocities(ws_free, lo, body_R, V_free)
+    return FAULT if first_beyond(xi, speed) >= 0 else DONE
+
+
+@njit(cache=True, nogil=True)
+def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero, joint_type,
+                       idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V, V_last, in_contact,
+                       dt):
+    """Stage "integration" under semi-implicit Euler: v⁺ = v + δt ABA(q, v, τ, f_ext + f_contact) in contact, else
+    v + δt a_free; q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt;
+    then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``: ``forward_kinematics`` on ``ws``, the world rows
+    ``body_R``, ``body_p``, ``V`` from lo, their previous velocities to ``V_last``). Returns (status, T⁺): FAULT
+    when q⁺ is not finite or v⁺ beyond ``speed`` (then no kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺
+    (``kinetic_energy_of_motion``) for the energy check."""
+    bi, bf, di, df = split(mi, mf, ws.shape[0])
+    if in_contact:
+        if first_non_finite(f_contact) >= 0:
+            return REDO, 0.0
+        for i in range(f_total.shape[0]):
+            for r in range(6):
+                f_total[i, r] = f_ext[i, r] + f_contact[i, r]
+        if check_dynamics(bi, df, q, v, tau, f_total, g) != OK:
+            return REDO, 0.0
+        aba_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
+    a[:] = v
+    for k in range(v.shape[0]):
+        v[k] += dt * (ddq[k] if in_contact else a_free[k])
+        xi[k] = v[k] * dt
+    integrate_kernel(joint_type, idx_q, idx_v, q, xi, q_next, scratch)
+    q[:] = q_next
+    fault = first_non_finite(q) >= 0 or first_beyond(v, speed) >= 0
+    for k in range(v.shape[0]):
+        a[k] = v[k] - a[k]
+        a[k] /= dt
+    if fault:
+        return FAULT, 0.0
+    if check_q(bi, q) != OK:
+        return KINEMATICS, 0.0
+    V_last[:] = V[lo:lo + V_last.shape[0]]
+    placements(bi, bf, ws, q)
+    velocities(bi, df, ws, v)
+    accelerations(bi, df, ws, zero, g0)
+    world_bodies(ws, R_m, p_m, lo, body_R, body_p, V)
+    return DONE, motion_energy(bi, bf, di, df, ws, v)
