@@ -94,6 +94,17 @@ def nodes_on_static_planes(near, count, plane, plane_normal, plane_offset, pair_
 
 
 @kernel
+def nodes_on_near_planes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, x, box, bounds, own, near, plane,
+                         plane_normal, plane_offset, pair_of, point, normal, depth, pair, slot, weight):
+    """``place_nodes``, ``near_obstacles`` and ``nodes_on_static_planes`` of one sole in one call: returns (the
+    number of obstacles near it, of contacts written or −1 when one of them is not a static plane)."""
+    place_nodes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, x, box)
+    count = near_obstacles(box, bounds, own, near)
+    return count, nodes_on_static_planes(near, count, plane, plane_normal, plane_offset, pair_of, x, margin, point,
+                                         normal, depth, pair, slot, weight)
+
+
+@kernel
 def nearest_on_triangle(a, b, c, p, out):
     """The point of triangle (a, b, c) nearest to p: its barycentric weights into ``out`` (3,) (Ericson,
     Real-Time Collision Detection, §5.1.5: the Voronoi regions of the vertices, then the edges, then the face)."""

@@ -70,7 +70,7 @@ class SoleContacts:
         self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
-        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``) …
+        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``), …
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
         self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
         self.static_plane = np.array([o.kind == "plane" and o.body < 0 for o in self.obstacles], bool).reshape(-1)
@@ -109,15 +109,6 @@ class SoleContacts:
         g, s = self.global_body[k], self.specs[k]
         return self.bodies.R[g] @ s.R, self.bodies.R[g] @ s.p + self.bodies.p[g]
 
-    def node_positions(self, k, margin: float = 0.0) -> np.ndarray:
-        """(c, 3) world positions of sole k's displaced candidate contact nodes (a buffer ``detect`` reuses); the
-        sole's placement left in ``self._R[k]``, ``self._p[k]`` and the nodes' bounds grown by ``margin`` in
-        ``self._box``."""
-        g, s = self.global_body[k], self.specs[k]
-        SK.place_nodes(self.rest[k], self.U[k], self.bodies.R[g], self.bodies.p[g], s.R, s.p, margin, self._R[k],
-                       self._p[k], self._x[k], self._box)
-        return self._x[k]
-
     def detect(self, contacts: Contacts) -> Contacts:
         """``contacts`` followed by those of every sole with the obstacles within reach (``sole_geometry``), static
         or carried by another multibody (a box on the floor, another robot): planes, boxes and meshes by the node
@@ -129,12 +120,13 @@ class SoleContacts:
             centre, radius = self.ball[j]
             g = self.obstacles[j].body
             self.bounds[j] = self.bodies.R[g] @ centre + self.bodies.p[g] + np.array([[-radius], [radius]])
-        for k in range(len(self.specs)):
-            x = self.node_positions(k, self.margin)
-            near = SK.near_obstacles(self._box, self.bounds, self.own[k], self._near)
+        body_R, body_p = self.bodies.R, self.bodies.p
+        for k, (g, s, x) in enumerate(zip(self.global_body, self.specs, self._x)):
             point, normal, depth, pair, slot, weight = self._planes[k]
-            m = SK.nodes_on_static_planes(self._near, near, self.static_plane, self.plane_normal, self.plane_offset,
-                                          self.pair[k], x, self.margin, point, normal, depth, pair, slot, weight)
+            near, m = SK.nodes_on_near_planes(self.rest[k], self.U[k], body_R[g], body_p[g], s.R, s.p, self.margin,
+                                              self._R[k], self._p[k], x, self._box, self.bounds, self.own[k],
+                                              self._near, self.static_plane, self.plane_normal, self.plane_offset,
+                                              self.pair[k], point, normal, depth, pair, slot, weight)
             if m >= 0:                                   # static planes alone (the ground): one kernel
                 if m:
                     parts.append((point[:m], normal[:m], depth[:m], pair[:m]))
