@@ -83,6 +83,7 @@ class SoleContacts:
         self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
         self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
         self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
+        self.stick_first_solves = [0, 0]                   # groups solved stick-first, of those tried
 
     def __len__(self):
         return len(self.specs)
@@ -226,6 +227,7 @@ class SoleContacts:
         b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
         soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
         stats = np.empty(7)
+        self.stick_first_solves[1] += 1
         for tries in range(1, STICK_TRIES + 1):
             G = tuple(self._stiffness(k, n[on]) for k, n, on in zip(soles, node, active))
             code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
@@ -237,6 +239,7 @@ class SoleContacts:
         if code != SK.KEPT:
             return None
         self._solved.update(soles)
+        self.stick_first_solves[0] += 1
         stats[0] = tries
         return stats
 
@@ -315,8 +318,10 @@ class SoleContacts:
         """One line for a run summary: the soles, their largest strain, and those past the limit."""
         worst = ", ".join(f"{s.multibody}/{s.link} {e:.2%}" for s, e in zip(self.specs, self.strain))
         past = sum(e > SMALL_STRAIN for e in self.strain)
-        return f"soles: {len(self.specs)}, largest strain {worst}" + (f"; {past} past the small-strain limit "
-                                                                        f"{SMALL_STRAIN:.0%}" if past else "")
+        solved, tried = self.stick_first_solves
+        return (f"soles: {len(self.specs)}, largest strain {worst}" + (f"; {past} past the small-strain limit "
+                                                                         f"{SMALL_STRAIN:.0%}" if past else "")
+                + f"; stick-first solves {solved} of {tried}")
 
 
 @dataclass
