@@ -178,16 +178,14 @@ class SoleContacts:
                 K.sole_frames(a["contact_row"], index, a["C"], self._R[k], slot, weight, self.U[k], dt, a["u_all"],
                               item[3])
 
-    def add_compliance(self, a, W, dt, solved=()):
+    def add_compliance(self, a, W, dt):
         """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts (module docstring, step 2;
-        ``_stepping_kernels.add_sole_compliance``), after ``shift``; ``a``: the contact stage's layout; the groups
-        ``solved`` have no W."""
+        ``_stepping_kernels.add_sole_compliance``), after ``shift``; ``a``: the contact stage's layout. The soles
+        of a group solved stick-first (``stick_first``) have no W."""
         for k, (index, slot, weight, frames, _) in enumerate(self._contact):
-            if not len(index):
+            if not len(index) or k in self._solved:     # a sole of a group solved stick-first
                 continue
             g = int(np.searchsorted(a["row_start"], a["contact_row"][index[0]], side="right")) - 1
-            if g in solved:
-                continue
             r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             K_inv = self.specs[k].sole.K_c_inv
             if self._work.shape[0] < 3 * len(index) or self._work.shape[1] < len(K_inv):

@@ -319,16 +319,18 @@ class ContactStage:
             self._apply(0)
             return
         if self.soles:
-            self.soles.shift(a, dt)
+            with self.timer.stage("delassus"):           # the soles' frames and free-velocity shift
+                self.soles.shift(a, dt)
         solved = self._stick_first(a, ng, dt) if self.stick and self.export is None else {}
         with self.timer.stage("delassus"):
             if solved:                                   # the groups solved stick-first have no W
-                n_rows = np.diff(a["row_start"][:ng + 1])
-                a["w_start"][1:] = np.cumsum([0 if g in solved else n * n for g, n in enumerate(n_rows)])
+                size = np.diff(a["row_start"][:ng + 1]) ** 2
+                size[list(solved)] = 0
+                np.cumsum(size, out=a["w_start"][1:])
             W = np.zeros(a["w_start"][ng])
             methods = self._delassus(a, W, ng, dt, solved)
             if self.soles:
-                self.soles.add_compliance(a, W, dt, solved)
+                self.soles.add_compliance(a, W, dt)
         with self.timer.stage("solver"):
             stats = self._solve_groups(a, W, ng, solved)
             cl = self.closures
