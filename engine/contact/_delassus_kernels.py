@@ -343,9 +343,19 @@ DENSE_BODIES = 2   # ``project_dense`` for blocks on at most this many bodies (o
 @njit(cache=True, nogil=True)
 def project_dense(term_contact, term_block, block_row, Xw, Om, rows):
     """``project``'s Λ (rows × rows) as two BLAS products for blocks on few bodies (C ≤ DENSE_BODIES): Λ = X Ω Xᵀ
-    (eq. 3.45), X (rows, 6C) each term's rows in its body's six columns, Ω (6C, 6C) the blocks Omega_st; then
-    mirrored, as ``project`` leaves it exactly symmetric. Twice C times the flops of ``project``'s loops, yet
-    twice as fast for C ≤ 2 (a robot standing on 80 sole contacts: 240 rows through a 12-column X)."""
+    (eq. 3.45) with the factors of ``dense_factors``, then mirrored, as ``project`` leaves it exactly symmetric.
+    Twice C times the flops of ``project``'s loops, yet twice as fast for C ≤ 2 (a robot standing on 80 sole
+    contacts: 240 rows through a 12-column X)."""
+    X, Omega = dense_factors(term_contact, term_block, block_row, Xw, Om, rows)
+    Lam = np.dot(np.dot(X, Omega), X.T)
+    mirror(Lam)
+    return Lam
+
+
+@njit(cache=True, nogil=True)
+def dense_factors(term_contact, term_block, block_row, Xw, Om, rows):
+    """The factors of Λ = X Ω Xᵀ (eq. 3.45): X (rows, 6C) each term's rows in its body's six columns, Ω (6C, 6C)
+    the blocks Omega_st."""
     C = Om.shape[0]
     X, Omega = np.zeros((rows, 6 * C)), np.empty((6 * C, 6 * C))
     for a in range(term_contact.shape[0]):
@@ -358,9 +368,7 @@ def project_dense(term_contact, term_block, block_row, Xw, Om, rows):
             for r in range(6):
                 for col in range(6):
                     Omega[6 * c + r, 6 * c2 + col] = Om[c, c2, r, col]
-    Lam = np.dot(np.dot(X, Omega), X.T)
-    mirror(Lam)
-    return Lam
+    return X, Omega
 
 
 @kernel

@@ -1,10 +1,15 @@
 """numba kernels of ``sole_geometry.py`` and ``soles.py``: the displaced nodes in the world frame and the obstacles
 near them, nodes against a plane, grains (spheres) against a sole's bottom triangles, nodes against the triangles
-of a static mesh."""
+of a static mesh; the stick-first solve of a group standing on soles."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
+from numba import njit
+
+from engine.contact._kernels import natural_residual
+from engine.contact._newton_kernels import force_norm
 from engine.dynamics._kernels.algebra import kernel
 
 
@@ -60,6 +65,43 @@ def nodes_under_plane(x, normal, offset, margin, node, point, depth):
                 point[k, r] = x[i, r] - 0.5 * gap * normal[r]
             k += 1
     return k
+
+
+@kernel
+def nodes_on_static_planes(near, count, plane, plane_normal, plane_offset, pair_of, x, margin, point, normal, depth,
+                           pair, slot, weight):
+    """When every obstacle ``near[:count]`` is a static plane (``plane[j]``, n · x ≤ offset from ``plane_normal``,
+    ``plane_offset``): the node test of each in turn (``nodes_under_plane``), written from row 0 of ``point``,
+    ``normal``, ``depth``, ``pair`` (``pair_of[j]``), ``slot`` (the node, thrice) and ``weight`` ((1, 0, 0));
+    returns their number, or −1 (nothing written) when another obstacle is near."""
+    for a in range(count):
+        if not plane[near[a]]:
+            return -1
+    k = 0
+    for a in range(count):
+        j = near[a]
+        n = plane_normal[j]
+        for i in range(x.shape[0]):
+            gap = x[i, 0] * n[0] + x[i, 1] * n[1] + x[i, 2] * n[2] - plane_offset[j]
+            if gap <= margin:
+                depth[k], pair[k] = -gap, pair_of[j]
+                for r in range(3):
+                    point[k, r], normal[k, r] = x[i, r] - 0.5 * gap * n[r], n[r]
+                    slot[k, r], weight[k, r] = i, 0.0
+                weight[k, 0] = 1.0
+                k += 1
+    return k
+
+
+@kernel
+def nodes_on_near_planes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, x, box, bounds, own, near, plane,
+                         plane_normal, plane_offset, pair_of, point, normal, depth, pair, slot, weight):
+    """``place_nodes``, ``near_obstacles`` and ``nodes_on_static_planes`` of one sole in one call: returns (the
+    number of obstacles near it, of contacts written or −1 when one of them is not a static plane)."""
+    place_nodes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, x, box)
+    count = near_obstacles(box, bounds, own, near)
+    return count, nodes_on_static_planes(near, count, plane, plane_normal, plane_offset, pair_of, x, margin, point,
+                                         normal, depth, pair, slot, weight)
 
 
 @kernel
@@ -151,3 +193,163 @@ def points_on_triangles(x, vertices, faces, normals, candidates, margin, nearest
                 direction[i, k] = q / gap if best > 1e-12 else normals[t, k]
         if nearest[i] >= 0 and signed[i] > margin:
             nearest[i] = -1
+
+
+# ---- the stick-first solve of a group on soles (soles.py, ``SoleContacts.stick_first``) -------------------------
+
+KEPT, PULLING, FAILED = 1, -1, 0     # what ``stick_first`` returns
+
+
+@njit(cache=True, nogil=True)
+def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K_inv, block_start, block_kind,
+                block_mu, tol, f, stats, U, F_node):
+    """The group's forces if its active contacts stick and the others carry nothing: W_AA f_A = −u_A with
+    W = D + δt X Ω Xᵀ, solved by Woodbury,
+
+        W_AA⁻¹ = D_AA⁻¹ − D_AA⁻¹X_A (I + δtΩ X_Aᵀ D_AA⁻¹ X_A)⁻¹ δtΩ X_Aᵀ D_AA⁻¹,
+
+    f_I = 0. Returns PULLING (and clears their ``active`` flags) if an active contact pulls (f_n < 0), KEPT if
+    every force lies in its cone and the natural residual of (f, v = W f + u) over every contact is
+    ≤ tol · max(‖f‖, residual of f = 0), the criterion of the nonsmooth Newton solver — a solution of the frictional
+    problem, then written: the forces into f, stats as ``_stepping_kernels.solve_groups`` (one iteration,
+    converged), each sole's node forces F_c = Pᵀ f (sole frame) and displacements U_c = K_c⁻¹ F_c (4.22) into
+    ``F_node``, ``U`` —, FAILED otherwise (a contact would slip, or an idle one sink), writing nothing.
+
+    δt X Ω Xᵀ is δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``; rank 6C, C the contact
+    bodies, 12 for two feet). D is the soles' compliance, block-diagonal per sole: D_s = F K_c⁻¹[s, s] Fᵀ / δt for
+    the contacts at the nodes s of sole s (4.21 as corrected, P a selection), F the contacts' frames F_i = C_i R
+    (orthogonal), so D_AA⁻¹ = δt F G_A Fᵀ with G_A = (K_c⁻¹[s_A, s_A])⁻¹ — K_c itself when every candidate node
+    is active, in order: no factorisation. Per sole (tuples): ``index`` its contacts (their rows ``contact_row``,
+    three each, the group's from r0), ``frames`` (k, 3, 3), ``node`` their nodes, ``active`` (k,) flags, ``G``
+    (3a, 3a) for the active ones in order, ``K_inv`` its K_c⁻¹ (3c, 3c); the group's blocks are these contacts.
+    D_AA⁻¹ costs one BLAS product on G, v and U_c one on K_c⁻¹: never the (n, n) W."""
+    n, q = X.shape
+    B = np.empty((n, q + 1))                          # [X u] → D_AA⁻¹ [X u] (zero on the idle rows; per sole, on
+                                                      # its body's columns only)
+    B[:, :q] = X
+    B[:, q] = u
+    Y = np.zeros((n, q + 1))
+    for s in range(len(index)):
+        F, contacts = frames[s], index[s]
+        if not active[s].all():
+            F, contacts = F[active[s]], contacts[active[s]]
+        cols = _sole_columns(B, contact_row, contacts, r0)
+        T = np.dot(G[s], _to_sole(F, contact_row, contacts, r0, B, cols))
+        _to_contacts(F, contact_row, contacts, r0, T, dt, Y, cols)
+    DX, Du = np.ascontiguousarray(Y[:, :q]), Y[:, q].copy()
+    A = dt * Om
+    XA = np.dot(X, A)
+    capacitance = np.eye(q) + np.dot(XA.T, DX)        # A symmetric: (X A)ᵀ = A Xᵀ
+    z = np.linalg.solve(capacitance, np.dot(Du, XA))
+    fs = np.dot(DX, z) - Du                           # f_A = −W_AA⁻¹ u_A, f_I = 0
+    pulling = False
+    for s in range(len(index)):
+        for i in range(index[s].shape[0]):
+            if active[s][i] and fs[contact_row[index[s][i]] - r0] < 0.0:
+                active[s][i], pulling = False, True
+    if pulling:
+        return PULLING
+    v = np.empty((n, 1))                              # v = D f + δt X Ω Xᵀ f + u, D f = F U_c[s] / δt
+    forces, displacements = [], []
+    one = np.zeros(1, np.int64)
+    for s in range(len(index)):
+        Fs = _to_sole(frames[s], contact_row, index[s], r0, fs.reshape(n, 1), one)[:, 0]
+        Us = _compliance(K_inv[s], node[s], Fs)
+        forces.append(Fs)
+        displacements.append(Us)
+        _to_contacts(frames[s], contact_row, index[s], r0, _at_nodes(Us, node[s]), 1.0 / dt, v, one)
+    v[:, 0] += np.dot(XA, np.dot(fs, X)) + u
+    rho = np.empty((len(block_kind), 3))              # ρ = 1 / W_nn, W_nn = (F_i K_c⁻¹[s_i, s_i] F_iᵀ)_nn/δt + δt Λ_nn
+    for s in range(len(index)):
+        F, Kc = frames[s], K_inv[s]
+        for i in range(F.shape[0]):
+            row, d = contact_row[index[s][i]] - r0, 3 * node[s][i]
+            w_nn = 0.0
+            for x in range(3):
+                for y in range(3):
+                    w_nn += F[i, 0, x] * Kc[d + x, d + y] * F[i, 0, y]
+            w_nn /= dt
+            for c in range(q):
+                w_nn += XA[row, c] * X[row, c]
+            rho[row // 3, 0] = 1.0 / w_nn
+    residual, violation = natural_residual(fs, v[:, 0], block_start, block_kind, block_mu, rho)
+    zero = natural_residual(np.zeros(n), u, block_start, block_kind, block_mu, rho)[0]
+    if violation > 0.0 or not residual <= tol * max(force_norm(fs), zero):
+        return FAILED
+    f[:] = fs
+    stats[0], stats[1], stats[2], stats[3], stats[4], stats[5], stats[6] = 1.0, residual, 0.0, 1.0, math.nan, 0.0, zero
+    for s in range(len(index)):
+        U[s][:] = displacements[s]
+        F_node[s][:] = 0.0
+        for i in range(node[s].shape[0]):
+            for x in range(3):
+                F_node[s][node[s][i], x] = forces[s][3 * i + x]
+    return KEPT
+
+
+@njit(cache=True, nogil=True)
+def _sole_columns(B, contact_row, index, r0):
+    """The columns of B not zero on the rows of a sole's contacts ``index``: the six of its body in X (a sole's
+    contacts act on one body), and u."""
+    cols = np.empty(B.shape[1], np.int64)
+    m = 0
+    for c in range(B.shape[1]):
+        for i in range(index.shape[0]):
+            r = contact_row[index[i]] - r0
+            if B[r, c] != 0.0 or B[r + 1, c] != 0.0 or B[r + 2, c] != 0.0:
+                cols[m] = c
+                m += 1
+                break
+    return cols[:m]
+
+
+@njit(cache=True, nogil=True)
+def _to_sole(F, contact_row, index, r0, B, cols):
+    """Fᵀ B[rows, cols] (3k, len(cols)): the rows of a sole's k contacts ``index`` (three from
+    contact_row[index[i]] − r0 each) turned from their frames F (k, 3, 3) to the sole frame."""
+    k = F.shape[0]
+    T = np.empty((3 * k, cols.shape[0]))
+    for i in range(k):
+        r = contact_row[index[i]] - r0
+        for x in range(3):
+            for j in range(cols.shape[0]):
+                c = cols[j]
+                T[3 * i + x, j] = F[i, 0, x] * B[r, c] + F[i, 1, x] * B[r + 1, c] + F[i, 2, x] * B[r + 2, c]
+    return T
+
+
+@njit(cache=True, nogil=True)
+def _to_contacts(F, contact_row, index, r0, T, scale, out, cols):
+    """out[rows, cols] = scale · F T: ``_to_sole``'s inverse, T (3k, len(cols)) in the sole frame."""
+    for i in range(F.shape[0]):
+        r = contact_row[index[i]] - r0
+        for a in range(3):
+            for j in range(cols.shape[0]):
+                out[r + a, cols[j]] = scale * (F[i, a, 0] * T[3 * i, j] + F[i, a, 1] * T[3 * i + 1, j]
+                                               + F[i, a, 2] * T[3 * i + 2, j])
+
+
+@njit(cache=True, nogil=True)
+def _compliance(K_inv, node, F):
+    """U_c = K_c⁻¹ Pᵀ F (3c,) for the forces F (3k,) at the nodes ``node`` (one BLAS product when they are every
+    node in order; else the columns of those nodes, read as rows: K_c⁻¹ is symmetric)."""
+    ordered = 3 * node.shape[0] == K_inv.shape[0]
+    for i in range(node.shape[0]):
+        ordered = ordered and node[i] == i
+    if ordered:
+        return np.dot(K_inv, F)
+    U = np.zeros(K_inv.shape[0])
+    for i in range(node.shape[0]):
+        for x in range(3):
+            U += F[3 * i + x] * K_inv[3 * node[i] + x]
+    return U
+
+
+@njit(cache=True, nogil=True)
+def _at_nodes(U, node):
+    """U_c at the nodes ``node``, (3k, 1)."""
+    out = np.empty((3 * node.shape[0], 1))
+    for i in range(node.shape[0]):
+        for x in range(3):
+            out[3 * i + x, 0] = U[3 * node[i] + x]
+    return out

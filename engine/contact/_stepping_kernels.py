@@ -25,8 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, project, project_dense, reach,
-                                              test_force, thesis_omega, world_axes, world_terms)
+from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, dense_factors, project, project_dense,
+                                              reach, test_force, thesis_omega, world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
@@ -218,6 +218,49 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
     ``engine.contact.delassus`` (Alg. 3, 4 or 5; AUTO picks Alg. 4 when two contact bodies share a branch),
     from the articulated inertias of the free dynamics' ABA in ``ws``/``wd`` (``reuse_aba``), with the
     workspace arrays of ``delassus.workspace``.  Returns the method used (0: no block on this multibody)."""
+    nt, nb, nbodies, term_block, term_body, term_contact, block_row, block_term, bodies, row_map, Xw = _world_terms(
+        lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X, closure_nrows,
+        closure_row, bi, df, ws, wd, Sw, Uw, mark)
+    if nt == 0:
+        return 0
+    rows = block_row[nb]
+    if method == TEST_FORCE:
+        Lam = np.zeros((rows, rows))
+        test_force(bi, ws, Sw, Uw, y, F, A, term_body, term_block, block_row, block_term, Xw, Lam)
+    else:
+        method, Om = _omega(bi, ws, Sw, Uw, y, F, A, Od, S6, path, bodies, mark, union, method)
+        if nbodies <= DENSE_BODIES:
+            Lam = project_dense(term_contact, term_block, block_row, Xw, Om, rows)
+        else:
+            Lam = np.zeros((rows, rows))
+            project(term_contact, term_block, block_row, Xw, Om, np.empty((nt, 6, 6 * nbodies)), Lam)
+    add_delassus(W, w0, n, r0, row_map[:rows], Lam, dt)
+    return method
+
+
+@njit(cache=True, nogil=True)
+def multibody_factors(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X,
+                      closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union,
+                      method, n, r0):
+    """Λ_m = X_m Ω Xᵀ_m (eq. 3.45) unassembled, for a group whose rows all act on this one multibody (method AUTO,
+    THESIS or CHANG_KHATIB, as ``multibody_delassus``): X_m (n, 6C), the group's n rows in the C contact bodies'
+    six columns (``project_dense``'s X, rows in the group's order), and Ω (6C, 6C).  Returns (method, X_m, Ω)."""
+    nt, nb, nbodies, term_block, term_body, term_contact, block_row, block_term, bodies, row_map, Xw = _world_terms(
+        lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X, closure_nrows,
+        closure_row, bi, df, ws, wd, Sw, Uw, mark)
+    method, Om = _omega(bi, ws, Sw, Uw, y, F, A, Od, S6, path, bodies, mark, union, method)
+    X_lam, Omega = dense_factors(term_contact, term_block, block_row, Xw, Om, block_row[nb])
+    X_m = np.zeros((n, X_lam.shape[1]))
+    for i in range(block_row[nb]):
+        X_m[row_map[i] - r0] = X_lam[i]
+    return method, X_m, Omega
+
+
+@njit(cache=True, nogil=True)
+def _world_terms(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X,
+                 closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, mark):
+    """``multibody_terms`` of a group on the multibody with bodies lo..hi−1, trimmed to their counts, and the
+    terms' maps in world axes (``world_terms``)."""
     nt_max = 2 * (group_contacts.shape[0] + closures.shape[0])
     term_block, term_body = np.empty(nt_max, np.int64), np.empty(nt_max, np.int64)
     term_contact, term_X = np.empty(nt_max, np.int64), np.empty((nt_max, 6, 6))
@@ -226,33 +269,27 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
     nt, nb, nbodies = multibody_terms(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side,
                                       closure_X, closure_nrows, closure_row, mark, term_block, term_body, term_X,
                                       block_row, block_term, bodies, term_contact, row_map)
-    if nt == 0:
-        return 0
-    rows = block_row[nb]
     Xw = np.empty((nt, 6, 6))
-    world_axes(bi, df, ws, wd, Sw, Uw)
-    world_terms(ws, term_body[:nt], term_X[:nt], Xw)
-    if method == TEST_FORCE:
-        Lam = np.zeros((rows, rows))
-        test_force(bi, ws, Sw, Uw, y, F, A, term_body[:nt], term_block[:nt], block_row[:nb + 1],
-                   block_term[:nb + 1], Xw, Lam)
+    if nt:
+        world_axes(bi, df, ws, wd, Sw, Uw)
+        world_terms(ws, term_body[:nt], term_X[:nt], Xw)
+    return (nt, nb, nbodies, term_block[:nt], term_body[:nt], term_contact[:nt], block_row[:nb + 1],
+            block_term[:nb + 1], bodies[:nbodies], row_map, Xw)
+
+
+@njit(cache=True, nogil=True)
+def _omega(bi, ws, Sw, Uw, y, F, A, Od, S6, path, bodies, mark, union, method):
+    """(method, Ω (C, C, 6, 6)) of the contact bodies ``bodies``: Alg. 3 (THESIS) or 5 (CHANG_KHATIB); AUTO picks
+    the latter when two of them share a branch."""
+    nu, shared = reach(bi, bodies, mark, union)
+    if method == AUTO:
+        method = CHANG_KHATIB if shared else THESIS
+    Om = np.empty((bodies.shape[0], bodies.shape[0], 6, 6))
+    if method == THESIS:
+        thesis_omega(bi, ws, Sw, Uw, y, F, A, bodies, mark, union[:nu], Om)
     else:
-        nu, shared = reach(bi, bodies[:nbodies], mark, union)
-        if method == AUTO:
-            method = CHANG_KHATIB if shared else THESIS
-        Om = np.empty((nbodies, nbodies, 6, 6))
-        if method == THESIS:
-            thesis_omega(bi, ws, Sw, Uw, y, F, A, bodies[:nbodies], mark, union[:nu], Om)
-        else:
-            chang_khatib_omega(bi, ws, Sw, Uw, Od, S6, path, bodies[:nbodies], union[:nu], Om)
-        if nbodies <= DENSE_BODIES:
-            Lam = project_dense(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, rows)
-        else:
-            Lam = np.zeros((rows, rows))
-            project(term_contact[:nt], term_block[:nt], block_row[:nb + 1], Xw, Om, np.empty((nt, 6, 6 * nbodies)),
-                    Lam)
-    add_delassus(W, w0, n, r0, row_map[:rows], Lam, dt)
-    return method
+        chang_khatib_omega(bi, ws, Sw, Uw, Od, S6, path, bodies, union[:nu], Om)
+    return method, Om
 
 
 @kernel
@@ -535,21 +572,34 @@ def _add_wrenches(sides, maps, f_all, row, rows, wrench):
 # ---- deformable soles (soles.py) -----------------------------------------------------------------------------------
 
 @kernel
-def add_sole_compliance(Wg, r0, contact_row, index, C, R, K_inv, slot, weight, U, dt, u_all, frames, Z):
-    """Sole contacts i, l (contacts index[i], rows contact_row[index[i]] of the stack, 3 each, the group's W
-    starting at row r0; contact i spread on nodes slot[i, :] with weights weight[i, :]): W_il += Σ_ab d_ia d_lb
-    F_i K_c⁻¹[s_ia, s_lb] F_lᵀ / δt, and their free velocity u_i −= Σ_a d_ia F_i U_c[s_ia] / δt, with
-    F_i = C_i R (sole frame → contact frame i, left in ``frames`` (k, 3, 3) for the node update; soles.py, step 2).
+def sole_frames(contact_row, index, C, R, slot, weight, U, dt, u_all, frames):
+    """For sole contacts i (contacts index[i], rows contact_row[index[i]] of the stack, 3 each; spread on nodes
+    slot[i, :] with weights weight[i, :]): F_i = C_i R (sole frame → contact frame i) into ``frames`` (k, 3, 3),
+    and their free velocity u_i −= Σ_a d_ia F_i U_c[s_ia] / δt (4.21, 4.32 as corrected; soles.py, step 2)."""
+    inv_dt = 1.0 / dt
+    for i in range(slot.shape[0]):
+        Ci = C[index[i]]
+        for a in range(3):
+            for x in range(3):
+                frames[i, a, x] = Ci[a, 0] * R[0, x] + Ci[a, 1] * R[1, x] + Ci[a, 2] * R[2, x]
+        for a in range(3):
+            acc = 0.0
+            for ja in range(3):
+                if weight[i, ja] != 0.0:
+                    for x in range(3):
+                        acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
+            u_all[contact_row[index[i]] + a] -= acc * inv_dt
+
+
+@kernel
+def add_sole_compliance(Wg, r0, contact_row, index, frames, K_inv, slot, weight, dt, Z):
+    """The sole contacts of ``sole_frames`` in the group's W (starting at row r0): W_il += Σ_ab d_ia d_lb
+    F_i K_c⁻¹[s_ia, s_lb] F_lᵀ / δt (4.21 as corrected).
 
     In two products, W = P_F (K_c⁻¹ P_Fᵀ) with P_F the (3k, 3c) map of the weights and frames: first the rows
     Z = (K_c⁻¹ P_Fᵀ)ᵀ (3k, 3c) from the rows of K_c⁻¹ (symmetric), then the upper triangle of W from Z's rows,
     mirrored (W is symmetric); both read rows only. Z: (≥ 3k, 3c) work."""
     k, c3, inv_dt = slot.shape[0], K_inv.shape[0], 1.0 / dt
-    for i in range(k):
-        Ci = C[index[i]]
-        for a in range(3):
-            for x in range(3):
-                frames[i, a, x] = Ci[a, 0] * R[0, x] + Ci[a, 1] * R[1, x] + Ci[a, 2] * R[2, x]
     for l in range(k):
         for b in range(3):
             q = 3 * l + b
@@ -581,14 +631,6 @@ def add_sole_compliance(Wg, r0, contact_row, index, C, R, K_inv, slot, weight, U
                     Wg[row, col] += acc * inv_dt
                     if col != row:
                         Wg[col, row] += acc * inv_dt
-    for i in range(k):
-        for a in range(3):
-            acc = 0.0
-            for ja in range(3):
-                if weight[i, ja] != 0.0:
-                    for x in range(3):
-                        acc += weight[i, ja] * frames[i, a, x] * U[3 * slot[i, ja] + x]
-            u_all[contact_row[index[i]] + a] -= acc * inv_dt
 
 
 @kernel

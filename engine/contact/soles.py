@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.materials import pair_material
@@ -37,6 +38,9 @@ from engine.model.meshes import load_geometry_mesh
 from engine.state import SoleState
 
 STRAIN_PROBE = 0.5   # the exact strain is computed once the node compression passes this fraction of the limit
+STIFFNESS_CACHE = 8  # node sets whose stiffness (``SoleContacts._stiffness``) is kept, per sole
+NODE_TESTS = {"plane": G.plane_nodes, "box": G.box_nodes, "mesh": G.mesh_nodes}
+STICK_TRIES = 3      # stick-first solves a step, each letting go of the contacts that pulled in the last
 
 
 class SoleContacts:
@@ -66,10 +70,20 @@ class SoleContacts:
         self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
-        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``) …
+        self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``), …
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
         self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
-        self._contact = []                                  # per sole: [contact indices, slots, weights, frames]
+        self.static_plane = np.array([o.kind == "plane" and o.body < 0 for o in self.obstacles], bool).reshape(-1)
+        self.plane_normal = np.array([o.shape[0] if p else np.zeros(3) for o, p in zip(self.obstacles,
+                                                                                      self.static_plane)]).reshape(-1, 3)
+        self.plane_offset = np.array([o.shape[1] if p else 0.0 for o, p in zip(self.obstacles, self.static_plane)])
+        rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
+        self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),
+                         np.empty((m, 3), np.int64), np.empty((m, 3))) for m in rows]   # ``nodes_on_static_planes``
+        self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
+        self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
+        self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
+        self.stick_first_solves = [0, 0]                   # groups solved stick-first, of those tried
 
     def __len__(self):
         return len(self.specs)
@@ -96,15 +110,6 @@ class SoleContacts:
         g, s = self.global_body[k], self.specs[k]
         return self.bodies.R[g] @ s.R, self.bodies.R[g] @ s.p + self.bodies.p[g]
 
-    def node_positions(self, k, margin: float = 0.0) -> np.ndarray:
-        """(c, 3) world positions of sole k's displaced candidate contact nodes (a buffer ``detect`` reuses); the
-        sole's placement left in ``self._R[k]``, ``self._p[k]`` and the nodes' bounds grown by ``margin`` in
-        ``self._box``."""
-        g, s = self.global_body[k], self.specs[k]
-        SK.place_nodes(self.rest[k], self.U[k], self.bodies.R[g], self.bodies.p[g], s.R, s.p, margin, self._R[k],
-                       self._p[k], self._x[k], self._box)
-        return self._x[k]
-
     def detect(self, contacts: Contacts) -> Contacts:
         """``contacts`` followed by those of every sole with the obstacles within reach (``sole_geometry``), static
         or carried by another multibody (a box on the floor, another robot): planes, boxes and meshes by the node
@@ -116,10 +121,21 @@ class SoleContacts:
             centre, radius = self.ball[j]
             g = self.obstacles[j].body
             self.bounds[j] = self.bodies.R[g] @ centre + self.bodies.p[g] + np.array([[-radius], [radius]])
-        for k in range(len(self.specs)):
-            x = self.node_positions(k, self.margin)
+        body_R, body_p = self.bodies.R, self.bodies.p
+        for k, (g, s, x) in enumerate(zip(self.global_body, self.specs, self._x)):
+            point, normal, depth, pair, slot, weight = self._planes[k]
+            near, m = SK.nodes_on_near_planes(self.rest[k], self.U[k], body_R[g], body_p[g], s.R, s.p, self.margin,
+                                              self._R[k], self._p[k], x, self._box, self.bounds, self.own[k],
+                                              self._near, self.static_plane, self.plane_normal, self.plane_offset,
+                                              self.pair[k], point, normal, depth, pair, slot, weight)
+            if m >= 0:                                   # static planes alone (the ground): one kernel
+                if m:
+                    parts.append((point[:m], normal[:m], depth[:m], pair[:m]))
+                self._contact.append([np.arange(n, n + m), slot[:m], weight[:m], None, True])
+                n += m
+                continue
             found = []
-            for j in self._near[:SK.near_obstacles(self._box, self.bounds, self.own[k], self._near)]:
+            for j in self._near[:near]:
                 ob = self.obstacles[j]
                 if ob.body >= 0 and j not in placed:
                     ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
@@ -130,15 +146,19 @@ class SoleContacts:
                                                                                self.margin)
                     slot = self.bottom[k][triangle]
                 else:
-                    test = {"plane": G.plane_nodes, "box": G.box_nodes, "mesh": G.mesh_nodes}[kind]
-                    nodes, point, normal, depth, weight = test(x, *shape, self.margin)
+                    nodes, point, normal, depth, weight = NODE_TESTS[kind](x, *shape, self.margin)
                     slot = np.repeat(nodes[:, None], 3, axis=1)
                 if len(depth):
                     parts.append((point, normal, depth, np.full(len(depth), self.pair[k, j], dtype=np.int64)))
-                    found.append((slot, weight))
-            slot = np.concatenate([f[0] for f in found]) if found else np.zeros((0, 3), np.int64)
-            weight = np.concatenate([f[1] for f in found]) if found else np.zeros((0, 3))
-            self._contact.append([np.arange(n, n + len(slot)), slot, weight, None])
+                    found.append((slot, weight, kind))
+            if len(found) == 1:
+                slot, weight = found[0][:2]
+            else:
+                slot = np.concatenate([f[0] for f in found]) if found else np.zeros((0, 3), np.int64)
+                weight = np.concatenate([f[1] for f in found]) if found else np.zeros((0, 3))
+            nodes = all(f[2] != "sphere" for f in found) and (len(found) == 1 or
+                                                               len(np.unique(slot[:, 0])) == len(slot))
+            self._contact.append([np.arange(n, n + len(slot)), slot, weight, None, nodes])
             n += len(slot)
         if not parts:
             return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
@@ -146,29 +166,108 @@ class SoleContacts:
                                       for i, a in enumerate(("point", "normal", "depth", "pair")))
         return Contacts(point, normal, depth, pair, self.tables)
 
-    def add_compliance(self, a, W, dt):
-        """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts and u_free −= C R P U_c / δt (module
-        docstring, step 2; ``_stepping_kernels.add_sole_compliance``), R the sole placements of this step's
-        ``detect``; ``a``: the contact stage's layout."""
+    def shift(self, a, dt):
+        """Each sole contact's frame F_i = C_i R (sole frame → contact frame, R this step's sole placement from
+        ``detect``) and its free velocity u_i −= C_i R P_i U_c / δt (module docstring, step 2;
+        ``_stepping_kernels.sole_frames``); ``a``: the contact stage's layout."""
+        self._solved = set()
         for k, item in enumerate(self._contact):
-            index, slot, weight, _ = item
-            if not len(index):
+            index, slot, weight = item[:3]
+            item[3] = np.empty((len(index), 3, 3))
+            if len(index):
+                K.sole_frames(a["contact_row"], index, a["C"], self._R[k], slot, weight, self.U[k], dt, a["u_all"],
+                              item[3])
+
+    def add_compliance(self, a, W, dt):
+        """W_g += Σ d d C R K_c⁻¹ Rᵀ Cᵀ / δt between each sole's contacts (module docstring, step 2;
+        ``_stepping_kernels.add_sole_compliance``), after ``shift``; ``a``: the contact stage's layout. The soles
+        of a group solved stick-first (``stick_first``) have no W."""
+        for k, (index, slot, weight, frames, _) in enumerate(self._contact):
+            if not len(index) or k in self._solved:     # a sole of a group solved stick-first
                 continue
-            row = a["contact_row"][index[0]]
-            g = int(np.searchsorted(a["row_start"], row, side="right")) - 1       # the group holding the sole
+            g = int(np.searchsorted(a["row_start"], a["contact_row"][index[0]], side="right")) - 1
             r0, r1, w0 = a["row_start"][g], a["row_start"][g + 1], a["w_start"][g]
             K_inv = self.specs[k].sole.K_c_inv
             if self._work.shape[0] < 3 * len(index) or self._work.shape[1] < len(K_inv):
                 self._work = np.empty((3 * len(index), len(K_inv)))
-            frames = item[3] = np.empty((len(index), 3, 3))                      # sole frame → contact frames
             K.add_sole_compliance(W[w0:w0 + (r1 - r0) ** 2].reshape(r1 - r0, r1 - r0), r0, a["contact_row"], index,
-                                  a["C"], self._R[k], K_inv, slot, weight, self.U[k], dt, a["u_all"], frames,
-                                  self._work)
+                                  frames, K_inv, slot, weight, dt, self._work)
+
+    def stick_terms(self, a, g) -> tuple | None:
+        """What ``stick_first`` needs of group g's soles (lists, one entry per sole): their indices, contacts, the
+        contacts' frames, nodes and active flags (all), and K_c⁻¹; None unless every contact of the group is a node
+        contact of a sole (no grain between nodes, no node met twice), after ``shift``."""
+        r0, r1 = a["row_start"][g], a["row_start"][g + 1]
+        terms = [], [], [], [], [], []
+        rows = 0
+        for k, (contacts, slot, _, F, node_contacts) in enumerate(self._contact):
+            if not len(contacts) or not r0 <= a["contact_row"][contacts[0]] < r1:
+                continue
+            if not node_contacts:
+                return None
+            node = slot[:, 0]
+            for term, value in zip(terms, (k, contacts, F, node, np.ones(len(node), bool),
+                                           self.specs[k].sole.K_c_inv)):
+                term.append(value)
+            rows += 3 * len(contacts)
+        if not rows or rows != r1 - r0:
+            return None
+        return terms
+
+    def stick_first(self, a, g, terms, X, Om, dt, tol) -> np.ndarray | None:
+        """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if its contacts
+        stick or carry nothing (``_sole_kernels.stick_first``), with its soles' node forces and displacements
+        (4.22; ``update`` keeps them): ``terms`` from ``stick_terms``, X, Ω the factors of δt Λ of its one multibody
+        (``_stepping_kernels.multibody_factors``). The contacts that pull are let go, and the solve repeated, up
+        to STICK_TRIES times. None if a contact would slip or an idle one sink: the caller then assembles W and
+        solves."""
+        r0, r1 = a["row_start"][g], a["row_start"][g + 1]
+        b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
+        soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
+        stats = np.empty(7)
+        self.stick_first_solves[1] += 1
+        for tries in range(1, STICK_TRIES + 1):
+            G = tuple(self._stiffness(k, n[on]) for k, n, on in zip(soles, node, active))
+            code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
+                                  K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
+                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple(self.U[k] for k in soles),
+                                  tuple(self.F[k] for k in soles))
+            if code != SK.PULLING:
+                break
+        if code != SK.KEPT:
+            return None
+        self._solved.update(soles)
+        self.stick_first_solves[0] += 1
+        stats[0] = tries
+        return stats
+
+    def _stiffness(self, k, nodes):
+        """G = (K_c⁻¹[s, s])⁻¹ of sole k for contacts at its nodes s (in that order): the stiffness of those nodes
+        with the others free (the Schur complement of K_c); K_c itself when s is every candidate node in order,
+        else a Cholesky inverse, cached per node set."""
+        key = nodes.tobytes()
+        cache = self._stiffnesses[k]
+        if key not in cache:
+            sole = self.specs[k].sole
+            if len(nodes) == len(self.rest[k]) and (nodes == np.arange(len(nodes))).all():
+                cache[key] = sole.K_c
+            elif not len(nodes):
+                cache[key] = np.zeros((0, 0))
+            else:
+                dofs = (3 * nodes[:, None] + np.arange(3)).ravel()
+                G = cho_solve(cho_factor(sole.K_c_inv[np.ix_(dofs, dofs)]), np.eye(len(dofs)))
+                cache[key] = 0.5 * (G + G.T)
+            if len(cache) > STIFFNESS_CACHE:           # contact sets that changed: forget the oldest
+                del cache[next(iter(cache))]
+        return cache[key]
 
     def update(self, f_local):
         """U_c = K_c⁻¹ Pᵀ f (4.22) from the solved contact forces ``f_local`` (nc, 3; contact frames, on the
         sole), and the small-strain check."""
-        for k, (index, slot, weight, frames) in enumerate(self._contact):
+        for k, (index, slot, weight, frames, _) in enumerate(self._contact):
+            if k in self._solved:                           # F_c and U_c from the stick-first solve
+                self._check_strain(k)
+                continue
             F = self.F[k]
             if len(index):                                  # F_n = P_iᵀ f_p (4.26 as corrected): d_j f on node j
                 K.sole_node_forces(frames, f_local, index, slot, weight, F)
@@ -182,7 +281,7 @@ class SoleContacts:
         for U, F in zip(self.U, self.F):
             U[:] = 0.0
             F[:] = 0.0
-        self._contact = [[np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 3)), None]
+        self._contact = [[np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 3)), None, True]
                          for _ in self.specs]
 
     def states(self) -> tuple:
@@ -217,8 +316,10 @@ class SoleContacts:
         """One line for a run summary: the soles, their largest strain, and those past the limit."""
         worst = ", ".join(f"{s.multibody}/{s.link} {e:.2%}" for s, e in zip(self.specs, self.strain))
         past = sum(e > SMALL_STRAIN for e in self.strain)
-        return f"soles: {len(self.specs)}, largest strain {worst}" + (f"; {past} past the small-strain limit "
-                                                                        f"{SMALL_STRAIN:.0%}" if past else "")
+        solved, tried = self.stick_first_solves
+        return (f"soles: {len(self.specs)}, largest strain {worst}" + (f"; {past} past the small-strain limit "
+                                                                         f"{SMALL_STRAIN:.0%}" if past else "")
+                + f"; stick-first solves {solved} of {tried}")
 
 
 @dataclass

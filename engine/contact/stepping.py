@@ -223,6 +223,10 @@ class ContactStage:
             M_inv = np.linalg.inv(runs[m].model.body_inertia[0])
             self.body_inverse_factor[bodies.offset[m]] = np.linalg.cholesky(M_inv)
         self.sole_free = np.array([not mb.soles for mb in universe.multibodies], dtype=bool).reshape(-1)
+        #: soles, a Delassus method that factors Λ (``_stick_first``) and a solver of ``solve_groups`` without a time
+        #: budget: a group standing on soles alone first tries the stick-first solve
+        self.stick = (self.soles is not None and self.method in ("auto", "thesis", "chang-khatib")
+                      and self.solver in SOLVER_CODES and self.plugin is None and universe.solver.time_budget is None)
         self.factor = np.empty((0, 2), np.int64), np.empty((0, 2, 6))     # B of the rigid groups (``_delassus``)
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -318,13 +322,21 @@ class ContactStage:
             self._forget()
             self._apply(0)
             return
+        if self.soles:
+            with self.timer.stage("delassus"):           # the soles' frames and free-velocity shift
+                self.soles.shift(a, dt)
+        solved = self._stick_first(a, ng, dt) if self.stick and self.export is None else {}
         with self.timer.stage("delassus"):
+            if solved:                                   # the groups solved stick-first have no W
+                size = np.diff(a["row_start"][:ng + 1]) ** 2
+                size[list(solved)] = 0
+                np.cumsum(size, out=a["w_start"][1:])
             W = np.zeros(a["w_start"][ng])
-            methods = self._delassus(a, W, ng, dt)
+            methods = self._delassus(a, W, ng, dt, solved)
             if self.soles:
                 self.soles.add_compliance(a, W, dt)
         with self.timer.stage("solver"):
-            stats = self._solve_groups(a, W, ng)
+            stats = self._solve_groups(a, W, ng, solved)
             cl = self.closures
             f_local = np.empty((len(c), 3))
             self.forces = np.empty((len(c), 3))
@@ -451,11 +463,42 @@ class ContactStage:
         K.gather(a["contact_row"], a["u"], f0, a["closure_row"], cl.rows, cl.u, cl.force, a["u_all"], a["f"])
         return a, ng
 
-    def _delassus(self, a, W, ng, dt):
-        """W of every group; the groups of free rigid bodies alone (cubes, boxes, balls: ``auto`` method) in one
-        kernel call (``rigid_delassus``, which also leaves their factors W = B Bᵀ in a["B_col"], a["B_val"],
-        a["B_width"] for the solver; not for a group with a sole, whose compliance W then gains), the others
-        multibody by multibody. Returns each group's method(s)."""
+    def _stick_first(self, a, ng, dt) -> dict:
+        """{g: (Delassus method, stats)} of the groups solved by the stick-first solve of their soles (one multibody
+        standing on soles alone, every contact sticking: ``SoleContacts.stick_first``), their Λ left unassembled
+        as X Ω Xᵀ (``_stepping_kernels.multibody_factors``) and their forces in a["f"]; the other groups take
+        the assembled W and the solver."""
+        solved = {}
+        for g in range(ng):
+            members = self.members[self.member_start[g]:self.member_start[g + 1]]
+            if len(members) != 1 or self.rigid[members[0]]:
+                continue
+            terms = self.soles.stick_terms(a, g)
+            if terms is None:
+                continue
+            m = members[0]
+            with self.timer.stage("delassus"):
+                r0, n = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g])
+                contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
+                run, rows, work, cl = self.runs[m], self.bodies.rows(m), self.work[m], self.closures
+                data = run.fresh_data()
+                pack = data.model_pack
+                code, X, Om = K.multibody_factors(
+                    rows.start, rows.stop, run.instance.R, contacts, a["side"], a["X"], a["contact_row"], cl.of(m),
+                    cl.side, cl.X, cl.rows, a["closure_row"], pack.bi, pack.df, data.ws, data.wd, work.Sw, work.Uw,
+                    work.y, work.F, work.A, work.Od, work.S6, work.path, work.mark, work.union,
+                    METHOD_CODES[self.method], n, r0)
+            with self.timer.stage("solver"):
+                stats = self.soles.stick_first(a, g, terms, X, Om, dt, self.universe.solver.tolerance)
+            if stats is not None:
+                solved[g] = METHODS[code], stats
+        return solved
+
+    def _delassus(self, a, W, ng, dt, solved=()):
+        """W of every group but those ``solved`` stick-first; the groups of free rigid bodies alone (cubes, boxes,
+        balls: ``auto`` method) in one kernel call (``rigid_delassus``, which also leaves their factors W = B Bᵀ in
+        a["B_col"], a["B_val"], a["B_width"] for the solver; not for a group with a sole, whose compliance W then
+        gains), the others multibody by multibody. Returns each group's method(s)."""
         start, members = self.member_start[:ng], self.members[:self.member_start[ng]]
         rigid = np.logical_and.reduceat(self.rigid[members], start) if ng else start
         nrows = int(a["row_start"][ng])
@@ -470,7 +513,8 @@ class ContactStage:
                 a["B_width"][~np.logical_and.reduceat(self.sole_free[members], start)] = 0
         else:
             rigid = np.zeros(ng, dtype=bool)
-        return ["rigid" if rigid[g] else self._group_delassus(a, W, g, dt) for g in range(ng)]
+        return [solved[g][0] if g in solved else "rigid" if rigid[g] else self._group_delassus(a, W, g, dt)
+                for g in range(ng)]
 
     def _group_delassus(self, a, W, g, dt):
         """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes)."""
@@ -514,14 +558,21 @@ class ContactStage:
         ``directory`` (``engine.contact.conic.ProblemExport``: step{k}_group{g}.npz, k counting the solves)."""
         self.export = ProblemExport(directory)
 
-    def _solve_groups(self, a, W, ng):
-        """Every group's frictional contact problem, forces left in a["f"]; (iterations, residual, violation,
-        converged) per group. A group whose solve fails (not converged, and not even half-way from the zero force
-        in residual) is solved again without its positive normal targets (``drop_positive_targets``)."""
+    def _solve_groups(self, a, W, ng, solved=()):
+        """Every group's frictional contact problem but those ``solved`` stick-first (their stats kept), forces
+        left in a["f"]; (iterations, residual, violation, converged) per group. A group whose solve fails (not
+        converged, and not even half-way from the zero force in residual) is solved again without its positive
+        normal targets (``drop_positive_targets``)."""
         if self.export is not None:
             for g in range(ng):
                 self.export.write(self.counts.steps, g, *self._problem(a, W, g))
-        stats = self._solve_range(a, W, 0, ng).tolist()
+        stats, g0 = [], 0
+        for g1 in sorted(solved) + [ng]:                 # the runs of groups between those solved
+            if g1 > g0:
+                stats += self._solve_range(a, W, g0, g1).tolist()
+            if g1 < ng:
+                stats.append(solved[g1][1].tolist())
+            g0 = g1 + 1
         for g, (_, residual, _, converged, _, _, zero) in enumerate(stats):
             if not converged and residual > 0.5 * zero:
                 contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
