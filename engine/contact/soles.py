@@ -205,7 +205,7 @@ class SoleContacts:
                 continue
             if not node_contacts:
                 return None
-            node = slot[:, 0]
+            node = np.ascontiguousarray(slot[:, 0])     # one layout for every sole (a tuple numba indexes)
             for term, value in zip(terms, (k, contacts, F, node, np.ones(len(node), bool),
                                            self.specs[k].sole.K_c_inv)):
                 term.append(value)
