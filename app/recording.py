@@ -290,7 +290,8 @@ def _event_arrays(events) -> dict:
     "event_fields", each event's fields as JSON (floats written by repr: read back to the bit); none in a recording
     without events (files from before they were saved read as having none)."""
     fields = [json.dumps(dict(kind=e.kind, wheel=e.wheel, cause=e.cause, on_ground=list(e.on_ground),
-                              predictions=[[list(w), np.asarray(lam).tolist(), bool(ok)] for w, lam, ok in e.predictions],
+                              predictions=[[list(w), np.asarray(lam).tolist(), bool(ok)]
+                                           for w, lam, ok in e.predictions],
                               kinetic=list(e.kinetic), residual=e.residual)) for _, _, _, e in events]
     return {"event_step": np.array([s for s, _, _, _ in events], np.int64),
             "event_t": np.array([t for _, t, _, _ in events], float),

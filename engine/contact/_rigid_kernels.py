@@ -2,11 +2,11 @@
 call, driven by ``stepping.ContactStage._rigid_step``.
 
 It chains the kernels ``stepping.py`` calls one by one for any universe — contact rows, collision groups, their
-layout, warm start, W = B Bᵀ (``rigid_delassus``), the solve (``solve_groups``, with the retry of a failed group
-without its positive targets), Gᵀf (``scatter``) and the body-frame wrenches of the batch (``free_body_wrenches``)
-— with the same arguments in the same order, so the forces are the same to the last bit. A step then crosses from
-Python to numba once instead of ten times (each crossing costs ≈ 0.15–0.3 µs per array argument) and allocates its
-work arrays inside the call.
+layout, warm start, W = B Bᵀ (``rigid_delassus``), the solve (``solve_and_retry``: ``solve_groups``, with the
+retry of a failed group without its positive targets), Gᵀf (``scatter``) and the body-frame wrenches of the batch
+(``free_body_wrenches``) — with the same arguments in the same order, so the forces are the same to the last bit.
+A step then crosses from Python to numba once instead of ten times (each crossing costs ≈ 0.15–0.3 µs per array
+argument) and allocates its work arrays inside the call.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 from numba import njit
 
 from engine.contact._linalg_kernels import REUSE_ROWS
-from engine.contact._stepping_kernels import (contact_rows, drop_positive_targets, free_body_wrenches, gather,
-                                              rigid_delassus, scatter, self_contacts, solve_groups, warm_start)
+from engine.contact._stepping_kernels import (contact_rows, free_body_wrenches, gather, rigid_delassus, scatter,
+                                              self_contacts, solve_and_retry, warm_start)
 from engine.contact.groups import contact_groups, group_layout
 
 
@@ -61,13 +61,8 @@ def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, ob
     B_width = np.zeros(ng, np.int64)
     rigid_delassus(np.ones(ng, np.bool_), member_start, members, offset, contact_start, contacts, side, X, contact_row,
                    row_start, w_start, body_R, body_inverse_factor, W, dt, B_col, B_val, B_width)
-    solve_groups(W, w_start, u_all, f, row_start[:ng + 1], block_offset, block_start, block_kind, block_mu, solver,
-                 tol, max_iter, stats[:ng], keep, B_col, B_val, B_width)
-    for g in range(ng):             # a failed group (not converged, not half-way): again without positive targets
-        if stats[g, 3] == 0.0 and stats[g, 1] > 0.5 * stats[g, 6]:
-            drop_positive_targets(contacts[contact_start[g]:contact_start[g + 1]], contact_row, target, u_all, f)
-            solve_groups(W, w_start[g:g + 2], u_all, f, row_start[g:g + 2], block_offset[g:g + 2], block_start[g:],
-                         block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val, B_width)
+    solve_and_retry(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
+                    max_iter, stats[:ng], keep, B_col, B_val, B_width, contacts, contact_start, contact_row, target)
     scatter(f, contact_row, C, side, X, none, none, np.zeros((0, 2), np.int64), np.zeros((0, 2, 6, 6)), f_local, forces,
             none_f, wrench)
     free_body_wrenches(wrench, body_R, batch_row, batch_mb, group_of, ng, f_body, in_contact)

@@ -445,8 +445,8 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
     converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
     converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
     zero force). ``keep``: the factor kept from solve to solve (``_linalg_kernels.kept_solve``; with several large
-    groups, the last one's); (B_col, B_val, B_width): the factors W_k = B Bᵀ of ``rigid_delassus`` (rows as f's; width 0:
-    none), for Newton's linear solves (``_factor_kernels``)."""
+    groups, the last one's); (B_col, B_val, B_width): the factors W_k = B Bᵀ of ``rigid_delassus`` (rows as f's;
+    width 0: none), for Newton's linear solves (``_factor_kernels``)."""
     ng = row_start.shape[0] - 1
     n_max, nb_max, inv_max = 1, 1, 1                  # work arrays for the largest group, sliced per group
     for k in range(ng):
@@ -503,6 +503,22 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         stats[k, 0], stats[k, 1], stats[k, 2] = sweeps, residual, max(violation, 0.0)
         stats[k, 3], stats[k, 4], stats[k, 5] = 1.0 if converged else 0.0, change, failures
         stats[k, 6] = zero
+
+
+@njit(cache=True, nogil=True)
+def solve_and_retry(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
+                    max_iter, stats, keep, B_col, B_val, B_width, contacts, contact_start, contact_row, target):
+    """``solve_groups`` over the ng = len(stats) groups, then each failed group (not converged, and not even half-way
+    from the zero force in residual) solved again without its positive normal targets (``drop_positive_targets``):
+    ``stepping.ContactStage._solve_groups``'s rule, for the one-call stages (``_rigid_kernels``, ``_tree_kernels``)."""
+    ng = stats.shape[0]
+    solve_groups(W, w_start, u_all, f, row_start[:ng + 1], block_offset, block_start, block_kind, block_mu, solver,
+                 tol, max_iter, stats, keep, B_col, B_val, B_width)
+    for g in range(ng):
+        if stats[g, 3] == 0.0 and stats[g, 1] > 0.5 * stats[g, 6]:
+            drop_positive_targets(contacts[contact_start[g]:contact_start[g + 1]], contact_row, target, u_all, f)
+            solve_groups(W, w_start[g:g + 2], u_all, f, row_start[g:g + 2], block_offset[g:g + 2], block_start[g:],
+                         block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val, B_width)
 
 
 @kernel

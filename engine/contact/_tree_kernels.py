@@ -3,10 +3,11 @@ compiled call, driven by ``stepping.ContactStage._tree_step``.
 
 It chains the kernels ``stepping.py`` calls one by one for any universe — contact rows, collision groups, their
 layout, warm start, W = δt Λ (``multibody_delassus``: the thesis's methods from the free dynamics' articulated
-inertias), the solve (``solve_groups``, with the retry of a failed group without its positive targets), Gᵀf
-(``scatter``) and the body-frame wrenches (``body_wrenches``) — with the same arguments in the same order, so the
-forces are the same to the last bit (as ``_rigid_kernels.rigid_contacts`` does for free rigid bodies). The rows
-of the multibody's closures, joint friction and limits come in as ``stepping.Closures.update`` leaves them.
+inertias), the solve (``solve_and_retry``: ``solve_groups``, with the retry of a failed group without its positive
+targets), Gᵀf (``scatter``) and the body-frame wrenches (``body_wrenches``) — with the same arguments in the same
+order, so the forces are the same to the last bit (as ``_rigid_kernels.rigid_contacts`` does for free rigid
+bodies). The rows of the multibody's closures, joint friction and limits come in as ``stepping.Closures.update``
+leaves them.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import numpy as np
 from numba import njit
 
 from engine.contact._linalg_kernels import REUSE_ROWS
-from engine.contact._stepping_kernels import (body_wrenches, contact_rows, drop_positive_targets, gather,
-                                              multibody_delassus, scatter, self_contacts, solve_groups, warm_start)
+from engine.contact._stepping_kernels import (body_wrenches, contact_rows, gather, multibody_delassus, scatter,
+                                              self_contacts, solve_and_retry, warm_start)
 from engine.contact.groups import contact_groups, group_layout
 
 
@@ -79,13 +80,8 @@ def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, obj
                               contact_row, closures, closure_side, closure_X, closure_nrows, closure_row, bi, df, ws,
                               wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, method, W, w_start[0], n, r0, dt)
     B_col, B_val, B_width = np.empty((nrows, 2), np.int64), np.empty((nrows, 2, 6)), np.zeros(ng, np.int64)
-    solve_groups(W, w_start, u_all, f, row_start[:ng + 1], block_offset, block_start, block_kind, block_mu, solver,
-                 tol, max_iter, stats[:ng], keep, B_col, B_val, B_width)
-    for g in range(ng):             # a failed group (not converged, not half-way): again without positive targets
-        if stats[g, 3] == 0.0 and stats[g, 1] > 0.5 * stats[g, 6]:
-            drop_positive_targets(contacts[contact_start[g]:contact_start[g + 1]], contact_row, target, u_all, f)
-            solve_groups(W, w_start[g:g + 2], u_all, f, row_start[g:g + 2], block_offset[g:g + 2], block_start[g:],
-                         block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val, B_width)
+    solve_and_retry(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
+                    max_iter, stats[:ng], keep, B_col, B_val, B_width, contacts, contact_start, contact_row, target)
     scatter(f, contact_row, C, side, X, closure_row, closure_nrows, closure_side, closure_X, f_local, forces,
             closure_f, wrench)
     in_contact[0] = body_wrenches(wrench, body_R, offset[0], f_body)

@@ -74,8 +74,8 @@ class SoleContacts:
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
         self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
         self.static_plane = np.array([o.kind == "plane" and o.body < 0 for o in self.obstacles], bool).reshape(-1)
-        self.plane_normal = np.array([o.shape[0] if p else np.zeros(3) for o, p in zip(self.obstacles,
-                                                                                      self.static_plane)]).reshape(-1, 3)
+        self.plane_normal = np.array([o.shape[0] if p else np.zeros(3)
+                                      for o, p in zip(self.obstacles, self.static_plane)]).reshape(-1, 3)
         self.plane_offset = np.array([o.shape[1] if p else 0.0 for o, p in zip(self.obstacles, self.static_plane)])
         rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
         self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),

@@ -562,7 +562,7 @@ class ContactStage:
         """Every group's frictional contact problem but those ``solved`` stick-first (their stats kept), forces
         left in a["f"]; (iterations, residual, violation, converged) per group. A group whose solve fails (not
         converged, and not even half-way from the zero force in residual) is solved again without its positive
-        normal targets (``drop_positive_targets``)."""
+        normal targets (``drop_positive_targets``; the one-call stages: ``_stepping_kernels.solve_and_retry``)."""
         if self.export is not None:
             for g in range(ng):
                 self.export.write(self.counts.steps, g, *self._problem(a, W, g))

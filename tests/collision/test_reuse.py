@@ -35,7 +35,8 @@ def scene(tmp_path, reuse_distance=EPS, margin=5e-3):
     on the ground (a hull against a plane) and, 2 mm above b, a hull cube d (GJK's witness points, face clipping)."""
     bodies = [hull_cube(tmp_path, "a", 0.1), hull_cube(tmp_path, "b", 0.3), hull_cube(tmp_path, "c", 0.1),
               hull_cube(tmp_path, "d", 0.1)]
-    w = CollisionWorld(bodies, [static("ground")], None, CollisionSettings(margin=margin, reuse_distance=reuse_distance))
+    w = CollisionWorld(bodies, [static("ground")], None,
+                       CollisionSettings(margin=margin, reuse_distance=reuse_distance))
     assert set(w.shapes.kind[:4]) == {CONVEX}
     return w
 

@@ -1,11 +1,9 @@
 """The contact stage reuses a hull pair's contacts while it barely moves (engine/collision/_reuse.py, reuse
 distance slop/20); the kept contacts travel with the State's warm start."""
-from dataclasses import replace
-
-import numpy as np
 import trimesh
 
 import engine
+from tests.simulation.test_contact_stage import continues_as
 
 CUBE = """<robot name="cube"><link name="cube"><inertial><mass value="1"/>
   <inertia ixx="0.0017" iyy="0.0017" izz="0.0017" ixy="0" ixz="0" iyz="0"/></inertial>
@@ -35,9 +33,4 @@ def test_state_carries_the_kept_contacts(tmp_path):
     original.step(30)
     without = {k: v for k, v in saved.warm_start.items() if not k.startswith("kept_")}
     for warm_start, equal in ((saved.warm_start, True), (without, False)):
-        restored = engine.Simulation(universe)
-        restored.set_state(replace(saved, warm_start=warm_start))
-        restored.step(30)
-        same = all(np.array_equal(a, b) for a, b in zip(original.state.q + original.state.v,
-                                                         restored.state.q + restored.state.v))
-        assert same == equal
+        assert continues_as(original, universe, saved, warm_start, 30) == equal

@@ -236,9 +236,14 @@ def test_a_restored_state_continues_bit_for_bit(tmp_path):
     saved = original.state
     original.step(30)
     for warm_start, equal in ((saved.warm_start, True), ({}, False)):
-        restored = engine.Simulation(universe)
-        restored.set_state(replace(saved, warm_start=warm_start))
-        restored.step(30)
-        same = all(np.array_equal(a, b) for a, b in zip(original.state.q + original.state.v,
-                                                         restored.state.q + restored.state.v))
-        assert same == equal
+        assert continues_as(original, universe, saved, warm_start, 30) == equal
+
+
+def continues_as(original, universe, saved, warm_start, steps) -> bool:
+    """Whether a fresh Simulation of ``universe`` restored at ``saved`` with ``warm_start`` and stepped ``steps``
+    times ends, to the bit, where ``original`` (stepped as many times after ``saved``) is."""
+    restored = engine.Simulation(universe)
+    restored.set_state(replace(saved, warm_start=warm_start))
+    restored.step(steps)
+    return all(np.array_equal(a, b) for a, b in zip(original.state.q + original.state.v,
+                                                     restored.state.q + restored.state.v))

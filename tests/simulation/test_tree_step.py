@@ -72,7 +72,8 @@ def _assert_same_steps(fused, stages, steps, monkeypatch):
         _readable_step(stages, monkeypatch)
         a, b = fused.contact_stage, stages.contact_stage
         r, s = fused.runs[0], stages.runs[0]
-        for x, y in ((r.q, s.q), (r.v, s.v), (r.a, s.a), (r.a_free, s.a_free), (fused.bodies.V_free, stages.bodies.V_free),
+        for x, y in ((r.q, s.q), (r.v, s.v), (r.a, s.a), (r.a_free, s.a_free),
+                     (fused.bodies.V_free, stages.bodies.V_free),
                      (fused.bodies.V, stages.bodies.V), (r.V_last, s.V_last), (a.forces, b.forces),
                      (a.closures.force, b.closures.force), (r.f_contact, s.f_contact)):
             np.testing.assert_array_equal(x, y, err_msg=f"step {k}")
