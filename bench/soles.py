@@ -13,7 +13,11 @@ alternated in one process: time per step, its ratio to rigid (target ≤ 2), the
 per foot, rows of the largest solve, the stages, and how many sole groups the stick-first solve took.
 
 drop: the thesis's drop (L2266): Talos from 1 cm with every joint at 0, rigid feet, flexible ankles, FEM soles,
-two-layer soles (scenes/drop_*.xml): the peak vertical acceleration of the torso and the time per step.
+two-layer soles (scenes/drop_*.xml): the peak vertical acceleration of the torso and the time per step. The thesis
+prints no peak for this drop (its Fig. 4.5 plots it against the material); its 50 / 30 / 5 m/s² (rigid, flexible
+ankle, soles) are walking peaks (§4.4.2, L2283-2301: HRP-2 walking six steps), and 2 m/s² the two-layer sole's
+(§4.6). A 1 cm drop on a 3 MPa sole cannot peak near 5 m/s²: the sole stops the robot (v₀ = 0.44 m/s) within
+v₀² / a = 39 mm at 5 m/s², twice its thickness.
 
 sweep: the drop on soles over E (1-10 MPa) × ν (0.01-0.49), the thesis's material study.
 """
