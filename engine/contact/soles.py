@@ -230,14 +230,16 @@ class SoleContacts:
         soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
         stats = np.empty(7)
         self.stick_first_solves[1] += 1
+        on = node                                        # the active contacts' nodes: first every one
         for tries in range(1, STICK_TRIES + 1):
-            G = tuple(self._stiffness(k, n[on]) for k, n, on in zip(soles, node, active))
+            G = tuple([self._stiffness(k, n) for k, n in zip(soles, on)])
             code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
                                   K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
-                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple(self.U[k] for k in soles),
-                                  tuple(self.F[k] for k in soles))
+                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple([self.U[k] for k in soles]),
+                                  tuple([self.F[k] for k in soles]))
             if code != SK.PULLING:
                 break
+            on = [n[flags] for n, flags in zip(node, active)]
         if code != SK.KEPT:
             return None
         self._solved.update(soles)
