@@ -83,10 +83,12 @@ class SoleContacts:
         rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
         self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),
                          np.empty((m, 3), np.int64), np.empty((m, 3))) for m in rows]   # ``nodes_on_static_planes``
+        #: per sole, the arguments of ``nodes_on_near_planes`` (``detect``): arrays and views of arrays updated in
+        #: place, the same every step
         self._on_planes = [(self.rest[k], self.U[k], bodies.R[g], bodies.p[g], s.R, s.p, margin, self._R[k],
                             self._p[k], self._x[k], self._box, self.bounds, self.own[k], self._near, self.static_plane,
                             self.plane_normal, self.plane_offset, self.pair[k]) + self._planes[k]
-                           for k, (g, s) in enumerate(zip(self.global_body, self.specs))]   # ``detect``'s first call
+                           for k, (g, s) in enumerate(zip(self.global_body, self.specs))]
         self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
         self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
         self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
@@ -130,7 +132,7 @@ class SoleContacts:
             g = self.obstacles[j].body
             self.bounds[j] = body_R[g] @ centre + body_p[g] + spread
         for k, x in enumerate(self._x):
-            near, m = SK.nodes_on_near_planes(*self._on_planes[k])     # views of arrays updated in place
+            near, m = SK.nodes_on_near_planes(*self._on_planes[k])
             point, normal, depth, pair, slot, weight = self._planes[k]
             if m >= 0:                                   # static planes alone (the ground): one kernel
                 if m:
