@@ -63,7 +63,10 @@ class SoleContacts:
         self.own = np.array([[o.multibody == m for o in self.obstacles] for m, _ in specs], bool).reshape(
             len(specs), len(self.obstacles))            # a sole does not meet its own robot
         self.moving = [j for j, o in enumerate(self.obstacles) if o.body >= 0 and not self.own[:, j].all()]
-        self.ball = {j: self.obstacles[j].reach() for j in self.moving}
+        self.ball = {}                                     # per moving obstacle: its reach, centre and ± radius
+        for j in self.moving:
+            centre, radius = self.obstacles[j].reach()
+            self.ball[j] = centre, np.array([[-radius], [radius]])
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
@@ -80,6 +83,12 @@ class SoleContacts:
         rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
         self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),
                          np.empty((m, 3), np.int64), np.empty((m, 3))) for m in rows]   # ``nodes_on_static_planes``
+        #: per sole, the arguments of ``nodes_on_near_planes`` (``detect``): arrays and views of arrays updated in
+        #: place, the same every step
+        self._on_planes = [(self.rest[k], self.U[k], bodies.R[g], bodies.p[g], s.R, s.p, margin, self._R[k],
+                            self._p[k], self._x[k], self._box, self.bounds, self.own[k], self._near, self.static_plane,
+                            self.plane_normal, self.plane_offset, self.pair[k]) + self._planes[k]
+                           for k, (g, s) in enumerate(zip(self.global_body, self.specs))]
         self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
         self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
         self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
@@ -117,17 +126,14 @@ class SoleContacts:
         parts, self._contact = [], []
         n = len(contacts)
         placed = set()
-        for j in self.moving:                            # a ball about each moving obstacle, placed lazily below
-            centre, radius = self.ball[j]
-            g = self.obstacles[j].body
-            self.bounds[j] = self.bodies.R[g] @ centre + self.bodies.p[g] + np.array([[-radius], [radius]])
         body_R, body_p = self.bodies.R, self.bodies.p
-        for k, (g, s, x) in enumerate(zip(self.global_body, self.specs, self._x)):
+        for j in self.moving:                            # a ball about each moving obstacle, placed lazily below
+            centre, spread = self.ball[j]
+            g = self.obstacles[j].body
+            self.bounds[j] = body_R[g] @ centre + body_p[g] + spread
+        for k, x in enumerate(self._x):
+            near, m = SK.nodes_on_near_planes(*self._on_planes[k])
             point, normal, depth, pair, slot, weight = self._planes[k]
-            near, m = SK.nodes_on_near_planes(self.rest[k], self.U[k], body_R[g], body_p[g], s.R, s.p, self.margin,
-                                              self._R[k], self._p[k], x, self._box, self.bounds, self.own[k],
-                                              self._near, self.static_plane, self.plane_normal, self.plane_offset,
-                                              self.pair[k], point, normal, depth, pair, slot, weight)
             if m >= 0:                                   # static planes alone (the ground): one kernel
                 if m:
                     parts.append((point[:m], normal[:m], depth[:m], pair[:m]))
@@ -162,9 +168,9 @@ class SoleContacts:
             n += len(slot)
         if not parts:
             return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
-        point, normal, depth, pair = (np.concatenate([getattr(contacts, a)] + [p[i] for p in parts])
-                                      for i, a in enumerate(("point", "normal", "depth", "pair")))
-        return Contacts(point, normal, depth, pair, self.tables)
+        point, normal, depth, pair = zip(*parts)
+        return Contacts(np.concatenate((contacts.point,) + point), np.concatenate((contacts.normal,) + normal),
+                        np.concatenate((contacts.depth,) + depth), np.concatenate((contacts.pair,) + pair), self.tables)
 
     def shift(self, a, dt):
         """Each sole contact's frame F_i = C_i R (sole frame → contact frame, R this step's sole placement from
@@ -226,14 +232,16 @@ class SoleContacts:
         soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
         stats = np.empty(7)
         self.stick_first_solves[1] += 1
+        on = node                                        # the active contacts' nodes: first every one
         for tries in range(1, STICK_TRIES + 1):
-            G = tuple(self._stiffness(k, n[on]) for k, n, on in zip(soles, node, active))
+            G = tuple([self._stiffness(k, n) for k, n in zip(soles, on)])
             code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
                                   K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
-                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple(self.U[k] for k in soles),
-                                  tuple(self.F[k] for k in soles))
+                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple([self.U[k] for k in soles]),
+                                  tuple([self.F[k] for k in soles]))
             if code != SK.PULLING:
                 break
+            on = [n[flags] for n, flags in zip(node, active)]
         if code != SK.KEPT:
             return None
         self._solved.update(soles)
