@@ -104,8 +104,9 @@ def least_norm_solve(A, b):
 
 @njit(cache=True, nogil=True)
 def pivoted_cholesky(A):
-    """(Bt, perm, L_G) of ``least_norm_solve``'s factorisation P A Pᵀ = B Bᵀ (overwrites A): Bt (r, m) the
-    columns of B, perm the pivot order, L_G the Cholesky factor of G = BᵀB (r × r)."""
+    """(Bt, perm, L_G) of ``least_norm_solve``'s factorisation P A Pᵀ = B Bᵀ (overwrites A, reads and updates
+    its lower triangle only: A exactly symmetric): Bt (r, m) the columns of B, perm the pivot order, L_G the
+    Cholesky factor of G = BᵀB (r × r)."""
     m = A.shape[0]
     perm = np.arange(m)
     Bt = np.zeros((m, m))                            # Bt[k] = column k of B (contiguous)
@@ -124,15 +125,12 @@ def pivoted_cholesky(A):
         _swap(A, Bt, perm, r, j)
         d = math.sqrt(A[r, r])
         for i in range(r, m):
-            Bt[r, i] = A[r, i] / d                   # A symmetric: row r = column r
-        for i in range(r + 1, m):                    # Schur complement (lower triangle, mirrored)
+            Bt[r, i] = A[i, r] / d                   # column r
+        for i in range(r + 1, m):                    # Schur complement (lower triangle)
             bi = Bt[r, i]
             if bi != 0.0:
                 for k in range(r + 1, i + 1):
                     A[i, k] -= bi * Bt[r, k]
-        for i in range(r + 1, m):
-            for k in range(r + 1, i):
-                A[k, i] = A[i, k]
         r += 1
     G = np.zeros((r, r))
     for k in range(r):
@@ -248,12 +246,14 @@ def definite_cholesky(A):
 
 @njit(cache=True, nogil=True)
 def _swap(A, Bt, perm, r, j):
-    """Symmetric swap of rows and columns r, j of A (and of the rows of B built so far: columns of Bt)."""
+    """Symmetric swap of rows and columns r < j of the trailing block A[r:, r:], in its lower triangle (and of the
+    rows of B built so far: columns of Bt)."""
     if j == r:
         return
-    for k in range(A.shape[0]):
-        A[r, k], A[j, k] = A[j, k], A[r, k]
-    for k in range(A.shape[0]):
+    A[r, r], A[j, j] = A[j, j], A[r, r]
+    for k in range(r + 1, j):
+        A[k, r], A[j, k] = A[j, k], A[k, r]
+    for k in range(j + 1, A.shape[0]):
         A[k, r], A[k, j] = A[k, j], A[k, r]
     for k in range(r):
         Bt[k, r], Bt[k, j] = Bt[k, j], Bt[k, r]
