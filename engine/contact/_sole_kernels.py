@@ -80,16 +80,13 @@ def nodes_on_static_planes(near, count, plane, plane_normal, plane_offset, pair_
     k = 0
     for a in range(count):
         j = near[a]
-        n = plane_normal[j]
-        for i in range(x.shape[0]):
-            gap = x[i, 0] * n[0] + x[i, 1] * n[1] + x[i, 2] * n[2] - plane_offset[j]
-            if gap <= margin:
-                depth[k], pair[k] = -gap, pair_of[j]
-                for r in range(3):
-                    point[k, r], normal[k, r] = x[i, r] - 0.5 * gap * n[r], n[r]
-                    slot[k, r], weight[k, r] = i, 0.0
-                weight[k, 0] = 1.0
-                k += 1
+        found = nodes_under_plane(x, plane_normal[j], plane_offset[j], margin, slot[k:, 0], point[k:], depth[k:])
+        for i in range(k, k + found):
+            pair[i] = pair_of[j]
+            for r in range(3):
+                normal[i, r], slot[i, r], weight[i, r] = plane_normal[j, r], slot[i, 0], 0.0
+            weight[i, 0] = 1.0
+        k += found
     return k
 
 
