@@ -223,10 +223,11 @@ class ContactStage:
             M_inv = np.linalg.inv(runs[m].model.body_inertia[0])
             self.body_inverse_factor[bodies.offset[m]] = np.linalg.cholesky(M_inv)
         self.sole_free = np.array([not mb.soles for mb in universe.multibodies], dtype=bool).reshape(-1)
-        #: soles, a Delassus method that factors Λ (``_stick_first``) and a solver of ``solve_groups`` without a time
-        #: budget: a group standing on soles alone first tries the stick-first solve
-        self.stick = (self.soles is not None and self.method in ("auto", "thesis", "chang-khatib")
-                      and self.solver in SOLVER_CODES and self.plugin is None and universe.solver.time_budget is None)
+        #: a solver of ``solve_groups`` (no plugin, not Lemke) without a time budget, which the paths below reuse
+        plain = self.solver in SOLVER_CODES and self.plugin is None and universe.solver.time_budget is None
+        #: soles, a Delassus method that factors Λ (``_stick_first``) and a plain solver: a group standing on soles
+        #: alone first tries the stick-first solve
+        self.stick = plain and self.soles is not None and self.method in ("auto", "thesis", "chang-khatib")
         self.factor = np.empty((0, 2), np.int64), np.empty((0, 2, 6))     # B of the rigid groups (``_delassus``)
         n = len(runs)
         self.parent, self.group_of = np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -235,17 +236,13 @@ class ContactStage:
         #: its <Wheel>s alone), so ``step`` has nothing to do
         self.idle = not len(self.world.pairs) and self.soles is None and not len(self.closures)
         #: free rigid bodies alone (every multibody in the engine's batch), no closure or sole, the default Delassus
-        #: method and a solver of ``solve_groups`` without a time budget: groups to wrenches in one compiled call
-        #: (``_rigid_step``)
-        self.rigid_only = (free_bodies is not None and not self.trees and not len(self.closures) and self.soles is None
-                           and self.method == "auto" and self.solver in SOLVER_CODES and self.plugin is None
-                           and universe.solver.time_budget is None)
+        #: method and a plain solver: groups to wrenches in one compiled call (``_rigid_step``)
+        self.rigid_only = (plain and free_bodies is not None and not self.trees and not len(self.closures)
+                           and self.soles is None and self.method == "auto")
         #: one articulated multibody (a robot on the ground), no sole, a Delassus method of ``multibody_delassus``
-        #: and a solver of ``solve_groups`` without a time budget: rows to wrenches in one compiled call
-        #: (``_tree_step``)
-        self.tree_only = (len(runs) == 1 and len(self.trees) == 1 and not self.rigid[0] and self.soles is None
-                          and self.method != "dense" and self.solver in SOLVER_CODES and self.plugin is None
-                          and universe.solver.time_budget is None)
+        #: and a plain solver: rows to wrenches in one compiled call (``_tree_step``)
+        self.tree_only = (plain and len(runs) == 1 and len(self.trees) == 1 and not self.rigid[0]
+                          and self.soles is None and self.method != "dense")
         self.contact_start, self.row_start, self.stats = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64), \
             np.zeros((n, 7))                     # ``_rigid_step``'s groups: their contacts, rows and solves
         if self.tree_only:                       # ``tree_contacts``' arguments that are the same every step
@@ -368,17 +365,25 @@ class ContactStage:
                 WARM_RADIUS, SOLVER_CODES[self.solver], solver.tolerance, solver.max_iterations, self.keep, f_local,
                 forces, self.stats)
             if rows:
-                self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
-        if ng == 0:                                      # no moving body touches
+                self._room_for_factor(rows)
+        self._one_call_done(c, ng, f_local, forces, self_contacts, unconverged, ("rigid",) * ng)
+
+    def _room_for_factor(self, rows):
+        """A kept-factor buffer (``keep``) for ``rows`` rows."""
+        self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
+
+    def _one_call_done(self, c, ng, f_local, forces, self_contacts, unconverged, methods):
+        """After a one-call step (``_rigid_step``, ``_tree_step``; ``ng`` groups, 0: nothing touches): the kept
+        factor, the forces, the warm start, the counts and the group reports, as ``step`` leaves them."""
+        if ng == 0:
             self._forget()
             self._apply(0)
             return
         self._keep_factor()
-        stats = self.stats[:ng].copy()
         self.forces, self.previous = forces, (c.pair, c.point, f_local)
         self.counts.add(len(c), self_contacts, unconverged > 0)
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
-                        self.row_start[:ng + 1].copy(), ("rigid",) * ng, stats)
+                        self.row_start[:ng + 1].copy(), methods, self.stats[:ng].copy())
 
     def _tree_arrays(self) -> tuple:
         """The arguments of ``tree_contacts`` from ``offset`` to ``stats``: arrays and settings of the bodies, the
@@ -408,16 +413,8 @@ class ContactStage:
                 c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
                 t.pair_restitution, *self.previous, *self.tree_arrays, dt, self.keep, f_local, forces)
             if rows:
-                self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
-        if ng == 0:                                      # the robot touches nothing, no limit is near
-            self._forget()
-            self._apply(0)
-            return
-        self._keep_factor()
-        self.forces, self.previous = forces, (c.pair, c.point, f_local)
-        self.counts.add(len(c), self_contacts, unconverged > 0)
-        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
-                        self.row_start[:ng + 1].copy(), (METHODS.get(code, "none"),), self.stats[:ng].copy())
+                self._room_for_factor(rows)
+        self._one_call_done(c, ng, f_local, forces, self_contacts, unconverged, (METHODS.get(code, "none"),))
 
     def object_name(self, i: int) -> str:
         """The name of object i of the contacts' tables (the world's objects, then the soles' links)."""
@@ -476,18 +473,10 @@ class ContactStage:
             terms = self.soles.stick_terms(a, g)
             if terms is None:
                 continue
-            m = members[0]
             with self.timer.stage("delassus"):
                 r0, n = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g])
-                contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
-                run, rows, work, cl = self.runs[m], self.bodies.rows(m), self.work[m], self.closures
-                data = run.fresh_data()
-                pack = data.model_pack
-                code, X, Om = K.multibody_factors(
-                    rows.start, rows.stop, run.instance.R, contacts, a["side"], a["X"], a["contact_row"], cl.of(m),
-                    cl.side, cl.X, cl.rows, a["closure_row"], pack.bi, pack.df, data.ws, data.wd, work.Sw, work.Uw,
-                    work.y, work.F, work.A, work.Od, work.S6, work.path, work.mark, work.union,
-                    METHOD_CODES[self.method], n, r0)
+                code, X, Om = K.multibody_factors(*self._delassus_terms(a, g, members[0]),
+                                                  *self._delassus_work(members[0]), METHOD_CODES[self.method], n, r0)
             with self.timer.stage("solver"):
                 stats = self.soles.stick_first(a, g, terms, X, Om, dt, self.universe.solver.tolerance)
             if stats is not None:
@@ -519,24 +508,31 @@ class ContactStage:
     def _group_delassus(self, a, W, g, dt):
         """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes)."""
         r0, n, w0 = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g]), int(a["w_start"][g])
-        contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
-        cl, methods = self.closures, set()
+        methods = set()
         for m in self.members[self.member_start[g]:self.member_start[g + 1]]:
-            run, rows, work = self.runs[m], self.bodies.rows(m), self.work[m]
-            closures = cl.of(m)
-            terms = (rows.start, rows.stop, run.instance.R, contacts, a["side"], a["X"], a["contact_row"], closures,
-                     cl.side, cl.X, cl.rows, a["closure_row"])
+            terms = self._delassus_terms(a, g, m)
             if self.method == "dense":
-                methods.add(self._dense_delassus(run, terms, work.mark, W, w0, n, r0, dt))
+                methods.add(self._dense_delassus(self.runs[m], terms, self.work[m].mark, W, w0, n, r0, dt))
                 continue
-            data = run.fresh_data()
-            pack = data.model_pack
-            code = K.multibody_delassus(*terms, pack.bi, pack.df, data.ws, data.wd, work.Sw, work.Uw, work.y, work.F,
-                                        work.A, work.Od, work.S6, work.path, work.mark, work.union,
-                                        METHOD_CODES[self.method], W, w0, n, r0, dt)
+            code = K.multibody_delassus(*terms, *self._delassus_work(m), METHOD_CODES[self.method], W, w0, n, r0, dt)
             if code:
                 methods.add(METHODS[code])
         return "+".join(sorted(methods)) or "none"
+
+    def _delassus_terms(self, a, g, m) -> tuple:
+        """The blocks of group g acting on multibody m, as ``_stepping_kernels.multibody_terms`` takes them: its
+        bodies, base rotation, the group's contacts and m's active closure/joint rows."""
+        rows, cl = self.bodies.rows(m), self.closures
+        contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
+        return (rows.start, rows.stop, self.runs[m].instance.R, contacts, a["side"], a["X"], a["contact_row"],
+                cl.of(m), cl.side, cl.X, cl.rows, a["closure_row"])
+
+    def _delassus_work(self, m) -> tuple:
+        """Multibody m's ABA results at this q (``fresh_data``) and Delassus workspace, as
+        ``_stepping_kernels.multibody_delassus`` takes them."""
+        data, work = self.runs[m].fresh_data(), self.work[m]
+        return (data.model_pack.bi, data.model_pack.df, data.ws, data.wd, work.Sw, work.Uw, work.y, work.F, work.A,
+                work.Od, work.S6, work.path, work.mark, work.union)
 
     def _dense_delassus(self, run, terms, mark, W, w0, n, r0, dt):
         """The dense reference J M⁻¹ Jᵀ (``delassus(..., "dense")``) of one multibody of a group."""
@@ -590,7 +586,7 @@ class ContactStage:
             return stats
         rows = int(np.diff(a["row_start"][g0:g1 + 1]).max())
         if rows >= REUSE_ROWS and rows * rows > len(self.keep[2]):    # room for the largest group's factor
-            self.keep = self.keep[:2] + (np.empty(rows * rows), np.zeros(rows + 1, np.int64))
+            self._room_for_factor(rows)
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
                        SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats, self.keep,
