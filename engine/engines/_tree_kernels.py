@@ -1,5 +1,5 @@
 """The dynamics and integration stages of one articulated multibody (a tree: ``ArticulaEngine``'s ``trees``), each
-in one compiled call (issue 16 (b)), driven by ``articula.ArticulaEngine._free_motion`` / ``_constrained_motion``.
+in one compiled call (issue 16 (b)), driven by ``articula.ArticulaEngine._free_dynamics`` / ``_euler_step``.
 
 They chain the kernels the readable steps call one by one — ``aba``'s passes, ``forward_kinematics``',
 ``integrate_kernel``, ``world_bodies`` / ``world_velocities``, ``kinetic_energy_of_motion``'s sum and the fault
