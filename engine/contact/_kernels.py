@@ -282,7 +282,10 @@ def _ac_projection(W, s, b, mu, rn, rt, f):
 def _contact_update(W, s, b, mu, rho, state, inv, newton, f):
     """One contact of Alg. 1 (seed 000): no contact / stick / slip, given its local free velocity ``b``
     (v_free,i + Σ_{j≠i} W_ij f_j) and its current force ``f``. Returns the new force (in K_μ) and whether the
-    Newton solve failed (then one projection step is taken instead)."""
+    Newton solve failed (then one projection step is taken instead). Alg. 1 assumes W_ii invertible; a SINGULAR
+    block (two links a joint or two apart: their relative velocity at the point spans a plane) takes the
+    projection step: its null direction may lie inside the cone, where Alg. 2's tolerance, relative to ‖f‖,
+    is met by forces growing without bound (tests/contact/test_hard_problems.py, talos_wedged)."""
     if state == INERT or b[0] >= 0.0:                # no contact: v_n^free ≥ 0 → f = 0
         return (0.0, 0.0, 0.0), False
     stick = (0.0, 0.0, 0.0)
@@ -292,7 +295,7 @@ def _contact_update(W, s, b, mu, rho, state, inv, newton, f):
                  -(inv[6] * b[0] + inv[7] * b[1] + inv[8] * b[2]))
         if stick[0] >= 0.0 and math.hypot(stick[1], stick[2]) <= mu * stick[0]:
             return stick, False
-    if not newton:                                   # slip, AMELIFGS: projection
+    if not newton or state == SINGULAR:              # slip, AMELIFGS or a singular W_ii: projection
         return _ac_projection(W, s, b, mu, rho[0], rho[2], f), False
     if f[0] > 0.0:                                   # slip, AMELIFGSNEWTON: warm-started Newton
         start = f

@@ -92,6 +92,24 @@ def test_a_stalled_solve_stops_with_its_best_iterate():
     assert cold.converged and natural_residual(W, u, g, blocks.block_mu) <= 1e-6 * np.linalg.norm(g)
 
 
+@pytest.mark.parametrize("solver", ["nonsmooth-newton", "gauss-seidel-newton"])
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_wedged_self_contact_takes_no_force_from_the_null_space_of_its_block(solver, warm):
+    # contact 24 touches two links joined through two joints: its 3 × 3 block W_ii has rank 2, and its null
+    # direction d lies inside the cone (μ = 0.9), so any force along d costs no velocity. The thesis's local
+    # Newton (seed 000 Alg. 2) solved that block "to tolerance" at |f| = 4.7e14, where its tolerance, relative
+    # to |f|, was met; Gᵀf then carried 1e14 N to rounding and the run diverged (3244 rad/s one step later).
+    # A singular block now takes the projection step (seed 000 eq. 3.29): bounded, like the warm start.
+    W, u, blocks, f0 = load("talos_wedged")
+    eigenvalues, vectors = np.linalg.eigh(W[72:75, 72:75])
+    d = vectors[:, 0] * np.sign(vectors[0, 0])
+    assert eigenvalues[0] <= 1e-12 * eigenvalues[2] and np.hypot(d[1], d[2]) < blocks.block_mu[24] * d[0]
+    f, stats = solve(solver, W, u, blocks, DEFAULT, f0=f0 if warm else None)
+    assert np.all(np.isfinite(f)) and np.linalg.norm(f) <= 2.0 * np.linalg.norm(f0)
+    assert stats.residual == pytest.approx(contact_residual(W, u, f, blocks)[0], rel=1e-9)
+    assert stats.residual <= contact_residual(W, u, np.zeros_like(u), blocks)[0]
+
+
 def test_time_budget_stops_the_newton_solver_with_its_best_iterate():
     W, u, blocks, _ = load("talos_lying")
     budget = 0.0005

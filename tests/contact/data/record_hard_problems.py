@@ -1,7 +1,8 @@
 """Record the hard contact problems of ``test_hard_problems.py`` as .npz fixtures (run from the repository root:
-``python tests/contact/data/record_hard_problems.py``). Each file holds one collision group's problem as the
-contact stage hands it to its solver, in the problem file of ``engine.contact.conic``: W (n, n), u (n,) the free
-velocity with the normal targets, the block layout (block_start, block_kind, block_mu) and f0, the warm start.
+``python tests/contact/data/record_hard_problems.py [name ...]``, all of them without a name). Each file holds one
+collision group's problem as the contact stage hands it to its solver, in the problem file of
+``engine.contact.conic``: W (n, n), u (n,) the free velocity with the normal targets, the block layout
+(block_start, block_kind, block_mu) and f0, the warm start.
 
 * talos_lying:   Talos (example-robot-data, floating base, no controller) dropped from the half-sitting pose of
                  scenes/default.xml, lying on the floor at t = 2 s; Gauss–Seidel–Newton trajectory, 65 contacts.
@@ -10,6 +11,10 @@ velocity with the normal targets, the block layout (block_start, block_kind, blo
                  unconverged: the folded legs touch the hips and each other (self-contacts, μ = 0.9); from its
                  warm start Gauss–Seidel and Newton stall at 1e-3 of the force, but it has a solution (Newton
                  from f = 0 reaches it in 58 iterations).
+* talos_wedged:  the same fall under nonsmooth-newton with the start 1 nm higher, the step at t = 2.011 s: 51
+                 contacts; contact 24 joins two links two joints apart, its W_ii has rank 2 and its null
+                 direction lies inside the cone. Recorded with commit 98a1662, whose local Newton took 4.7e14 N
+                 there (the fall is chaotic: later code reaches another state at that time).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 """
@@ -28,7 +33,7 @@ ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine.contact.cone import ConstraintBlocks          # noqa: E402
-from engine.contact.conic import save_problem             # noqa: E402
+from engine.contact.conic import load_problem, save_problem  # noqa: E402
 from engine.contact.stepping import ContactStage          # noqa: E402
 from engine.model.paths import example_robot_data_dir     # noqa: E402
 from engine.model.universe_xml import load_universe       # noqa: E402
@@ -94,6 +99,16 @@ def talos_problems(recorder):
             return
 
 
+def wedged_problem():
+    sim = talos("nonsmooth-newton")
+    sim.runs[0].q[2] += 1e-9
+    sim.step(2011)
+    with tempfile.TemporaryDirectory() as tmp:
+        sim.contact_stage.export_problems(tmp)          # the one-call path records nothing: export instead
+        sim.step()
+        return load_problem(next(Path(tmp).glob("*.npz")))
+
+
 def stack_problem(recorder):
     boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
                       f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
@@ -115,15 +130,19 @@ def sole_problem():
     return dt * J @ Minv @ J.T, J @ (dt * Minv @ F), ConstraintBlocks.contacts(np.full(4, 0.8)), np.zeros(12)
 
 
-def main():
+def main(names):
+    """Record the problems ``names`` (all if empty)."""
     recorder = Recorder()
     problems = dict(talos_problems(recorder))
+    problems["talos_wedged"] = wedged_problem()
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
     for name, problem in problems.items():
+        if names and name not in names:
+            continue
         save_problem(HERE / f"{name}.npz", *problem)
         print(f"{name}: {len(problem[2].block_kind)} blocks, W {problem[0].shape}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
