@@ -5,11 +5,11 @@ regularised problems instead, each one Newton can solve.
 Proximal point (Rockafellar 1976, SIAM J. Control 14(5); on the exact Coulomb cone, the proximal formulation of
 Carpentier, Le Lidec et al., RSS 2024, "From compliant to rigid contact simulation", §IV): from f_k,
 
-    f_{k+1} solves the problem (W + η D, v_free − η D f_k)     (the same cones; D = diag W),
+    f_{k+1} solves the problem (W + η D, v_free − η D f_k)     (the same cones),
 
-whose velocity is (W + η D) f + v_free − η D f_k = W f + v_free + η D (f − f_k). W + η D is positive definite on
-the rows that can move (a row of W that is zero, a contact between static bodies, stays zero and keeps its force),
-so the Newton Jacobian of its Alart–Curnier function is regular, and at a fixed point f_{k+1} = f_k the velocity is
+D diagonal, d̄ (the mean of W's non-zero diagonal) on the rows that can move and 0 on a row of W that is zero (a
+contact between static bodies, which keeps its force). The velocity is (W + η D) f + v_free − η D f_k =
+W f + v_free + η D (f − f_k); W + η D is positive definite on the rows that can move, so the Newton Jacobian of its Alart–Curnier function is regular, and at a fixed point f_{k+1} = f_k the velocity is
 the exact problem's: f solves the exact problem. Convergence is linear in k, faster for smaller η, while a smaller
 η makes the subproblem harder: η starts at ``ETA``, grows ten-fold when a
 subproblem is not solved in ``INNER`` Newton iterations (f_k kept), and shrinks ten-fold when a step cuts the
@@ -40,6 +40,12 @@ def proximal_iterations(W, v_free, block_start, block_kind, block_mu, block_rho,
     residual. Returns (iterations done, converged); the caller tells a stagnation stop by
     state[2] ≥ STAGNATION_ITERATIONS."""
     n, nb = f.shape[0], block_kind.shape[0]
+    D, trace, moving = np.zeros(n), 0.0, 0
+    for i in range(n):
+        trace += W[i, i]
+        moving += W[i, i] > 0.0
+    for i in range(n):
+        D[i] = trace / moving if W[i, i] > 0.0 else 0.0
     W_eta, u, g, v_in, best_in, best = W.copy(), np.empty(n), np.empty(n), np.empty(n), np.empty(n), f.copy()
     inv_start = np.zeros(nb + 1, np.int64)
     for b in range(nb):
@@ -57,14 +63,14 @@ def proximal_iterations(W, v_free, block_start, block_kind, block_mu, block_rho,
         if state[0] != eta_set:                          # W + η D and its blocks' gains
             eta_set = state[0]
             for i in range(n):
-                W_eta[i, i] = (1.0 + eta_set) * W[i, i]
+                W_eta[i, i] = W[i, i] + eta_set * D[i]
             prepare_blocks(W_eta, block_start, block_kind, inv_start, block_inv, block_state, rho)
             for b in range(nb):
                 if block_kind[b] == BILATERAL:
                     s, e = block_start[b], block_start[b + 1]
                     block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(W_eta[s:e, s:e].copy(), 1e-10).ravel()
         for i in range(n):                               # from g = f_k the velocity is v: (W + ηD) f_k + u = v
-            u[i] = v_free[i] - eta_set * W[i, i] * f[i]
+            u[i] = v_free[i] - eta_set * D[i] * f[i]
             g[i], v_in[i], best_in[i] = f[i], v[i], f[i]
         r_in = natural_residual(g, v_in, block_start, block_kind, block_mu, rho)[0]
         zero_in = natural_residual(zero, u, block_start, block_kind, block_mu, rho)[0]
