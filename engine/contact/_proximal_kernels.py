@@ -9,12 +9,13 @@ Carpentier, Le Lidec et al., RSS 2024, "From compliant to rigid contact simulati
 
 D diagonal, d̄ (the mean of W's non-zero diagonal) on the rows that can move and 0 on a row of W that is zero (a
 contact between static bodies, which keeps its force). The velocity is (W + η D) f + v_free − η D f_k =
-W f + v_free + η D (f − f_k); W + η D is positive definite on the rows that can move, so the Newton Jacobian of its Alart–Curnier function is regular, and at a fixed point f_{k+1} = f_k the velocity is
-the exact problem's: f solves the exact problem. Convergence is linear in k, faster for smaller η, while a smaller
-η makes the subproblem harder: η starts at ``ETA``, grows ten-fold when a
-subproblem is not solved in ``INNER`` Newton iterations (f_k kept), and shrinks ten-fold when a step cuts the
-exact problem's natural residual below ``GOOD`` times what it was. The residual is always measured on the exact
-problem (W, v_free), and the iterate of lowest residual is returned.
+W f + v_free + η D (f − f_k); W + η D is positive definite on the rows that can move, so the Newton Jacobian of
+its Alart–Curnier function is regular, and at a fixed point f_{k+1} = f_k the velocity is the exact problem's: f
+solves the exact problem. Convergence is linear in k, faster for smaller η, while a smaller η makes the
+subproblem harder: η starts at ``ETA``, grows ten-fold when a subproblem is not solved in ``INNER`` Newton
+iterations (f_k kept), and shrinks ten-fold when a step cuts the exact problem's natural residual below ``GOOD``
+times what it was. The residual is always measured on the exact problem (W, v_free), and the iterate of lowest
+residual is returned.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ runs out, or when the proximal phase has stalled too (``stopped_by = "stalled"``
 solution). Where 20 Newton iterations in a row have not halved the best residual (no progress, as on jammed
 self-contacts with high friction from some warm starts, or a robot lying on the floor: W 219 × 219 of rank 38, 73
 contacts), the rest of the budget goes to a proximal-point phase from the best iterate (``_proximal_kernels``:
-Newton on a sequence of regularised problems W + η diag W, whose fixed point solves the exact problem), which gives
+Newton on a sequence of regularised problems W + η D, whose fixed point solves the exact problem), which gives
 up once 100 iterations in a row have not halved its best residual. Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
 zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
