@@ -69,8 +69,8 @@ class SoleContacts:
             self.ball[j] = centre, np.array([[-radius], [radius]])
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
-        self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
-        self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
+        self.strain = [0.0] * len(self.specs)              # the largest strain met, per sole
+        self._probed = [0.0] * len(self.specs)             # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
         self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``), …
@@ -90,6 +90,8 @@ class SoleContacts:
                             self.plane_normal, self.plane_offset, self.pair[k]) + self._planes[k]
                            for k, (g, s) in enumerate(zip(self.global_body, self.specs))]
         self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
+        #: per sole, what ``stick_first`` reads of it besides its contacts: K_c⁻¹, U_c and F_c (updated in place)
+        self._kept = [(s.sole.K_c_inv, U, F) for s, U, F in zip(self.specs, self.U, self.F)]
         self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
         self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
         self.stick_first_solves = [0, 0]                   # groups solved stick-first, of those tried
@@ -200,25 +202,23 @@ class SoleContacts:
                                   frames, K_inv, slot, weight, dt, self._work)
 
     def stick_terms(self, a, g) -> tuple | None:
-        """What ``stick_first`` needs of group g's soles (lists, one entry per sole): their indices, contacts, the
-        contacts' frames, nodes and active flags (all), and K_c⁻¹; None unless every contact of the group is a node
-        contact of a sole (no grain between nodes, no node met twice), after ``shift``."""
+        """What ``stick_first`` needs of group g's soles (tuples, one entry per sole): their indices, contacts, the
+        contacts' frames, nodes and active flags (all), then ``_kept``'s K_c⁻¹, U_c and F_c; None unless every
+        contact of the group is a node contact of a sole (no grain between nodes, no node met twice), after
+        ``shift``."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
-        terms = [], [], [], [], [], []
-        rows = 0
+        soles, rows = [], 0
         for k, (contacts, slot, _, F, node_contacts) in enumerate(self._contact):
             if not len(contacts) or not r0 <= a["contact_row"][contacts[0]] < r1:
                 continue
             if not node_contacts:
                 return None
             node = np.ascontiguousarray(slot[:, 0])     # one layout for every sole (a tuple numba indexes)
-            for term, value in zip(terms, (k, contacts, F, node, np.ones(len(node), bool),
-                                           self.specs[k].sole.K_c_inv)):
-                term.append(value)
+            soles.append((k, contacts, F, node, np.ones(len(node), bool)) + self._kept[k])
             rows += 3 * len(contacts)
         if not rows or rows != r1 - r0:
             return None
-        return terms
+        return tuple(zip(*soles))
 
     def stick_first(self, a, g, terms, X, Om, dt, tol) -> np.ndarray | None:
         """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if its contacts
@@ -229,7 +229,7 @@ class SoleContacts:
         solves."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
         b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
-        soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
+        soles, index, frames, node, active, K_inv, U, F = terms
         stats = np.empty(7)
         self.stick_first_solves[1] += 1
         on = node                                        # the active contacts' nodes: first every one
@@ -237,8 +237,7 @@ class SoleContacts:
             G = tuple([self._stiffness(k, n) for k, n in zip(soles, on)])
             code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
                                   K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
-                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple([self.U[k] for k in soles]),
-                                  tuple([self.F[k] for k in soles]))
+                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, U, F)
             if code != SK.PULLING:
                 break
             on = [n[flags] for n, flags in zip(node, active)]
@@ -305,9 +304,9 @@ class SoleContacts:
         ``STRAIN_PROBE`` of the limit and 5 % beyond the compression of the last exact check (a new peak); a
         warning the first time the strain passes the limit."""
         spec = self.specs[k]
-        compression = float(np.abs(self.U[k]).max()) / spec.thickness
-        if compression < max(STRAIN_PROBE * SMALL_STRAIN, 1.05 * self._probed[k]):
-            if not self._probed[k]:                     # small: the compression stands for the strain
+        compression, probed = float(np.abs(self.U[k]).max()) / spec.thickness, self._probed[k]
+        if compression < max(STRAIN_PROBE * SMALL_STRAIN, 1.05 * probed):
+            if not probed:                              # small: the compression stands for the strain
                 self.strain[k] = max(self.strain[k], compression)
             return
         self._probed[k] = compression
@@ -467,6 +466,7 @@ def _extended_tables(world, specs, obstacles) -> tuple[ContactTables, np.ndarray
     tables = ContactTables(*frozen, object_multibody=_frozen(np.array(object_multibody, np.int64)),
                            object_body=_frozen(np.array(object_body, np.int64)))
     return tables, index, names
+
 
 
 def _frozen(a):

@@ -32,7 +32,7 @@ from engine.contact.cone import ConstraintBlocks
 from engine.contact.conic import ProblemExport
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
-from engine.contact.groups import contact_groups, group_layout
+from engine.contact.groups import contact_groups, group_layout, unassembled
 from engine.contact.newton import nonsmooth_newton_blocks
 from engine.contact.problem import closure_rows, joint_limit_maps, joint_row_maps, joint_rows, limit_rows
 from engine.contact.soles import SoleContacts
@@ -325,9 +325,7 @@ class ContactStage:
         solved = self._stick_first(a, ng, dt) if self.stick and self.export is None else {}
         with self.timer.stage("delassus"):
             if solved:                                   # the groups solved stick-first have no W
-                size = np.diff(a["row_start"][:ng + 1]) ** 2
-                size[list(solved)] = 0
-                np.cumsum(size, out=a["w_start"][1:])
+                unassembled(ng, a["row_start"], np.fromiter(solved, np.int64, len(solved)), a["w_start"])
             W = np.zeros(a["w_start"][ng])
             methods = self._delassus(a, W, ng, dt, solved)
             if self.soles:
