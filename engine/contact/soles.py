@@ -62,11 +62,13 @@ class SoleContacts:
         self.bounds = np.array([o.bounds for o in self.obstacles]).reshape(-1, 2, 3)     # (lo, hi) per obstacle
         self.own = np.array([[o.multibody == m for o in self.obstacles] for m, _ in specs], bool).reshape(
             len(specs), len(self.obstacles))            # a sole does not meet its own robot
-        self.moving = [j for j, o in enumerate(self.obstacles) if o.body >= 0 and not self.own[:, j].all()]
-        self.ball = {}                                     # per moving obstacle: its reach, centre and ± radius
-        for j in self.moving:
-            centre, radius = self.obstacles[j].reach()
-            self.ball[j] = centre, np.array([[-radius], [radius]])
+        #: the moving obstacles, their bodies and reach (a ball: centre in the body frame, radius)
+        self.moving = np.array([j for j, o in enumerate(self.obstacles) if o.body >= 0 and not self.own[:, j].all()],
+                               np.int64)
+        self.moving_body = np.array([self.obstacles[j].body for j in self.moving], np.int64)
+        reach = [self.obstacles[j].reach() for j in self.moving]
+        self.reach_centre = np.array([c for c, _ in reach], float).reshape(-1, 3)
+        self.reach_radius = np.array([r for _, r in reach], float)
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
         self.strain = [0.0] * len(self.specs)              # the largest strain met, per sole
@@ -75,20 +77,22 @@ class SoleContacts:
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
         self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``), …
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
-        self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
+        self._box, self._near = np.empty((2, 3)), np.empty((len(self.specs), len(self.obstacles)), np.int64)
         self.static_plane = np.array([o.kind == "plane" and o.body < 0 for o in self.obstacles], bool).reshape(-1)
         self.plane_normal = np.array([o.shape[0] if p else np.zeros(3)
                                       for o, p in zip(self.obstacles, self.static_plane)]).reshape(-1, 3)
         self.plane_offset = np.array([o.shape[1] if p else 0.0 for o, p in zip(self.obstacles, self.static_plane)])
-        rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
-        self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),
-                         np.empty((m, 3), np.int64), np.empty((m, 3))) for m in rows]   # ``nodes_on_static_planes``
-        #: per sole, the arguments of ``nodes_on_near_planes`` (``detect``): arrays and views of arrays updated in
-        #: place, the same every step
-        self._on_planes = [(self.rest[k], self.U[k], bodies.R[g], bodies.p[g], s.R, s.p, margin, self._R[k],
-                            self._p[k], self._x[k], self._box, self.bounds, self.own[k], self._near, self.static_plane,
-                            self.plane_normal, self.plane_offset, self.pair[k]) + self._planes[k]
-                           for k, (g, s) in enumerate(zip(self.global_body, self.specs))]
+        rows = sum(len(r) for r in self.rest) * max(int(self.static_plane.sum()), 1)   # room for every node on each
+        self._planes = (np.empty((rows, 3)), np.empty((rows, 3)), np.empty(rows), np.empty(rows, np.int64),
+                        np.empty((rows, 3), np.int64), np.empty((rows, 3)))    # the soles' contacts with the planes
+        self._found = np.empty((len(self.specs), 2), np.int64)                # per sole: obstacles near, contacts
+        #: the arguments of ``soles_on_near_planes`` (``detect``): arrays and views of arrays updated in place, the
+        #: same every step
+        self._detection = ((tuple(self.rest), tuple(self.U), tuple(self._x), self.global_body, bodies.R, bodies.p,
+                            np.array([s.R for s in self.specs], float), np.array([s.p for s in self.specs], float),
+                            margin, self._R, self._p, self._box, self.moving, self.moving_body, self.reach_centre,
+                            self.reach_radius, self.bounds, self.own, self._near, self.static_plane, self.plane_normal,
+                            self.plane_offset, self.pair) + self._planes + (self._found,))
         self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
         #: per sole, what ``stick_first`` reads of it besides its contacts: K_c⁻¹, U_c and F_c (updated in place)
         self._kept = [(s.sole.K_c_inv, U, F) for s, U, F in zip(self.specs, self.U, self.F)]
@@ -125,25 +129,21 @@ class SoleContacts:
         """``contacts`` followed by those of every sole with the obstacles within reach (``sole_geometry``), static
         or carried by another multibody (a box on the floor, another robot): planes, boxes and meshes by the node
         test, spheres (grains) against the bottom triangles."""
-        parts, self._contact = [], []
-        n = len(contacts)
-        placed = set()
-        body_R, body_p = self.bodies.R, self.bodies.p
-        for j in self.moving:                            # a ball about each moving obstacle, placed lazily below
-            centre, spread = self.ball[j]
-            g = self.obstacles[j].body
-            self.bounds[j] = body_R[g] @ centre + body_p[g] + spread
-        for k, x in enumerate(self._x):
-            near, m = SK.nodes_on_near_planes(*self._on_planes[k])
-            point, normal, depth, pair, slot, weight = self._planes[k]
-            if m >= 0:                                   # static planes alone (the ground): one kernel
-                if m:
-                    parts.append((point[:m], normal[:m], depth[:m], pair[:m]))
-                self._contact.append([np.arange(n, n + m), slot[:m], weight[:m], None, True])
-                n += m
+        SK.soles_on_near_planes(*self._detection)
+        n, parts, self._contact, placed = len(contacts), [], [], set()
+        row = start = 0                                  # the soles' rows in ``_planes``; those not yet in ``parts``
+        for k, (near, m) in enumerate(self._found.tolist()):
+            if m >= 0:                                   # static planes alone (the ground): found by the kernel
+                slot, weight = self._planes[4:]
+                self._contact.append([np.arange(n, n + m), slot[row:row + m], weight[row:row + m], None, True])
+                n, row = n + m, row + m
                 continue
+            if row > start:
+                parts.append(tuple([b[start:row] for b in self._planes[:4]]))
+                start = row
+            x = self._x[k]
             found = []
-            for j in self._near[:near]:
+            for j in self._near[k, :near]:
                 ob = self.obstacles[j]
                 if ob.body >= 0 and j not in placed:
                     ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
@@ -168,6 +168,8 @@ class SoleContacts:
                                                                len(np.unique(slot[:, 0])) == len(slot))
             self._contact.append([np.arange(n, n + len(slot)), slot, weight, None, nodes])
             n += len(slot)
+        if row > start:
+            parts.append(tuple([b[start:row] for b in self._planes[:4]]))
         if not parts:
             return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
         point, normal, depth, pair = zip(*parts)
