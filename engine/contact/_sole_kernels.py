@@ -127,6 +127,7 @@ def soles_on_near_planes(rest, U, x, body, body_R, body_p, sole_R, sole_p, margi
         found[s, 0], found[s, 1] = count, m
         row += max(m, 0)
 
+
 @kernel
 def nearest_on_triangle(a, b, c, p, out):
     """The point of triangle (a, b, c) nearest to p: its barycentric weights into ``out`` (3,) (Ericson,
