@@ -102,6 +102,33 @@ def nodes_on_near_planes(rest, U, R_body, p_body, R_sole, p_sole, margin, R, p, 
 
 
 @kernel
+def soles_on_near_planes(rest, U, x, body, body_R, body_p, sole_R, sole_p, margin, R, p, box, moving, moving_body,
+                         reach_centre, reach_radius, bounds, own, near, plane, plane_normal, plane_offset, pair_of,
+                         point, normal, depth, pair, slot, weight, found):
+    """``nodes_on_near_planes`` of every sole s (tuples ``rest``, ``U``, ``x``; on the body ``body[s]`` of
+    ``body_R``, ``body_p`` at ``sole_R[s]``, ``sole_p[s]``; rows s of the other per-sole arrays) in one call, once
+    the bounds of the moving obstacles ``moving`` are placed (a ball about each: ``reach_centre`` in the frame of
+    its body ``moving_body``, radius ``reach_radius``): found[s] = (the number of obstacles near sole s, in
+    ``near[s]``; its contacts, or −1 when an obstacle near it is not a static plane); the contacts of the soles met
+    by static planes alone written one sole after the other from row 0 of ``point`` … ``weight``."""
+    for k in range(moving.shape[0]):
+        j, g = moving[k], moving_body[k]
+        for r in range(3):
+            c = body_R[g, r, 0] * reach_centre[k, 0] + body_R[g, r, 1] * reach_centre[k, 1] \
+                + body_R[g, r, 2] * reach_centre[k, 2] + body_p[g, r]
+            bounds[j, 0, r], bounds[j, 1, r] = c - reach_radius[k], c + reach_radius[k]
+    row = 0
+    for s in range(len(rest)):
+        g = body[s]
+        count, m = nodes_on_near_planes(rest[s], U[s], body_R[g], body_p[g], sole_R[s], sole_p[s], margin, R[s], p[s],
+                                        x[s], box, bounds, own[s], near[s], plane, plane_normal, plane_offset,
+                                        pair_of[s], point[row:], normal[row:], depth[row:], pair[row:], slot[row:],
+                                        weight[row:])
+        found[s, 0], found[s, 1] = count, m
+        row += max(m, 0)
+
+
+@kernel
 def nearest_on_triangle(a, b, c, p, out):
     """The point of triangle (a, b, c) nearest to p: its barycentric weights into ``out`` (3,) (Ericson,
     Real-Time Collision Detection, §5.1.5: the Voronoi regions of the vertices, then the edges, then the face)."""

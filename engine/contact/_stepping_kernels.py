@@ -184,26 +184,50 @@ def self_contacts(pair, pair_object, object_multibody):
 def warm_start(pair, point, prev_pair, prev_point, prev_force, radius, f0):
     """f0[i] = the last force of the previous contact of the same pair nearest to point[i] within ``radius``
     (0 if none); previous contacts come sorted by pair, as the detection returns them."""
-    n_prev = prev_pair.shape[0]
     for i in range(pair.shape[0]):
-        lo, hi = 0, n_prev                     # first previous contact with pair >= pair[i]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if prev_pair[mid] < pair[i]:
-                lo = mid + 1
-            else:
-                hi = mid
-        best, nearest = -1, radius * radius
-        j = lo
-        while j < n_prev and prev_pair[j] == pair[i]:
-            d2 = 0.0
-            for r in range(3):
-                d2 += (point[i, r] - prev_point[j, r]) ** 2
-            if d2 <= nearest:
-                best, nearest = j, d2
-            j += 1
+        j = _previous(pair[i], point[i], prev_pair, prev_point, radius)
         for r in range(3):
-            f0[i, r] = prev_force[best, r] if best >= 0 else 0.0
+            f0[i, r] = prev_force[j, r] if j >= 0 else 0.0
+
+
+@kernel
+def warm_start_rows(ng, solved, contact_start, contacts, contact_row, pair, point, prev_pair, prev_point, prev_force,
+                    radius, f_all):
+    """``warm_start`` of the contacts of the groups but those ``solved`` (indices, increasing: solved stick-first,
+    ``ContactStage._stick_first``), into their rows of the stacked forces f_all."""
+    k = 0
+    for g in range(ng):
+        if k < solved.shape[0] and solved[k] == g:
+            k += 1
+            continue
+        for c in range(contact_start[g], contact_start[g + 1]):
+            i = contacts[c]
+            j = _previous(pair[i], point[i], prev_pair, prev_point, radius)
+            for r in range(3):
+                f_all[contact_row[i] + r] = prev_force[j, r] if j >= 0 else 0.0
+
+
+@inline
+def _previous(pair, point, prev_pair, prev_point, radius):
+    """The previous contact of ``pair`` nearest to ``point`` within ``radius`` (the last of equals; −1 if none)."""
+    n_prev = prev_pair.shape[0]
+    lo, hi = 0, n_prev                         # first previous contact with pair >= pair
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if prev_pair[mid] < pair:
+            lo = mid + 1
+        else:
+            hi = mid
+    best, nearest = -1, radius * radius
+    j = lo
+    while j < n_prev and prev_pair[j] == pair:
+        d2 = 0.0
+        for r in range(3):
+            d2 += (point[r] - prev_point[j, r]) ** 2
+        if d2 <= nearest:
+            best, nearest = j, d2
+        j += 1
+    return best
 
 
 # ---- Delassus -----------------------------------------------------------------------------------------------------

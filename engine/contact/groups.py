@@ -140,6 +140,18 @@ def group_layout(ng, member_start, members, contact_start, contacts, mu, closure
         w_start[g + 1] = w_start[g] + n * n
 
 
+@kernel
+def unassembled(ng, row_start, solved, w_start):
+    """``group_layout``'s W entries again, none for the groups ``solved`` (indices, increasing): those solved
+    without W (``ContactStage._stick_first``)."""
+    k = 0
+    for g in range(ng):
+        n = row_start[g + 1] - row_start[g]
+        if k < solved.shape[0] and solved[k] == g:
+            n, k = 0, k + 1
+        w_start[g + 1] = w_start[g] + n * n
+
+
 @inline
 def _entry(c, g, row, nb, row_start, closure_nrows, closure_kind, closure_bound, closure_row, block_start, block_kind,
            block_mu):

@@ -62,34 +62,40 @@ class SoleContacts:
         self.bounds = np.array([o.bounds for o in self.obstacles]).reshape(-1, 2, 3)     # (lo, hi) per obstacle
         self.own = np.array([[o.multibody == m for o in self.obstacles] for m, _ in specs], bool).reshape(
             len(specs), len(self.obstacles))            # a sole does not meet its own robot
-        self.moving = [j for j, o in enumerate(self.obstacles) if o.body >= 0 and not self.own[:, j].all()]
-        self.ball = {}                                     # per moving obstacle: its reach, centre and ± radius
-        for j in self.moving:
-            centre, radius = self.obstacles[j].reach()
-            self.ball[j] = centre, np.array([[-radius], [radius]])
+        #: the moving obstacles, their bodies and reach (a ball: centre in the body frame, radius)
+        self.moving = np.array([j for j, o in enumerate(self.obstacles) if o.body >= 0 and not self.own[:, j].all()],
+                               np.int64)
+        self.moving_body = np.array([self.obstacles[j].body for j in self.moving], np.int64)
+        reach = [self.obstacles[j].reach() for j in self.moving]
+        self.reach_centre = np.array([c for c, _ in reach], float).reshape(-1, 3)
+        self.reach_radius = np.array([r for _, r in reach], float)
         self.tables, self.pair, self.object_names = _extended_tables(world, specs, self.obstacles)
         self.bottom = [s.sole.contact_triangle for s in self.specs]       # (t, 3) slots of the bottom triangles
-        self.strain = np.zeros(len(self.specs))            # the largest strain met, per sole
-        self._probed = np.zeros(len(self.specs))           # compression at the last exact strain
+        self.strain = [0.0] * len(self.specs)              # the largest strain met, per sole
+        self._probed = [0.0] * len(self.specs)             # compression at the last exact strain
         self._warned = set()
         self._work = np.zeros((0, 0))                      # add_sole_compliance's rows K_c⁻¹ P_Fᵀ
         self._x = [np.empty_like(r) for r in self.rest]    # the displaced nodes, world frame (``detect``), …
         self._R, self._p = np.empty((len(self.specs), 3, 3)), np.empty((len(self.specs), 3))   # … each sole's frame
-        self._box, self._near = np.empty((2, 3)), np.empty(len(self.obstacles), np.int64)
+        self._box, self._near = np.empty((2, 3)), np.empty((len(self.specs), len(self.obstacles)), np.int64)
         self.static_plane = np.array([o.kind == "plane" and o.body < 0 for o in self.obstacles], bool).reshape(-1)
         self.plane_normal = np.array([o.shape[0] if p else np.zeros(3)
                                       for o, p in zip(self.obstacles, self.static_plane)]).reshape(-1, 3)
         self.plane_offset = np.array([o.shape[1] if p else 0.0 for o, p in zip(self.obstacles, self.static_plane)])
-        rows = [len(r) * max(int(self.static_plane.sum()), 1) for r in self.rest]    # room for every node on each
-        self._planes = [(np.empty((m, 3)), np.empty((m, 3)), np.empty(m), np.empty(m, np.int64),
-                         np.empty((m, 3), np.int64), np.empty((m, 3))) for m in rows]   # ``nodes_on_static_planes``
-        #: per sole, the arguments of ``nodes_on_near_planes`` (``detect``): arrays and views of arrays updated in
-        #: place, the same every step
-        self._on_planes = [(self.rest[k], self.U[k], bodies.R[g], bodies.p[g], s.R, s.p, margin, self._R[k],
-                            self._p[k], self._x[k], self._box, self.bounds, self.own[k], self._near, self.static_plane,
-                            self.plane_normal, self.plane_offset, self.pair[k]) + self._planes[k]
-                           for k, (g, s) in enumerate(zip(self.global_body, self.specs))]
+        rows = sum(len(r) for r in self.rest) * max(int(self.static_plane.sum()), 1)   # room for every node on each
+        self._planes = (np.empty((rows, 3)), np.empty((rows, 3)), np.empty(rows), np.empty(rows, np.int64),
+                        np.empty((rows, 3), np.int64), np.empty((rows, 3)))    # the soles' contacts with the planes
+        self._found = np.empty((len(self.specs), 2), np.int64)                # per sole: obstacles near, contacts
+        #: the arguments of ``soles_on_near_planes`` (``detect``): arrays and views of arrays updated in place, the
+        #: same every step
+        self._detection = ((tuple(self.rest), tuple(self.U), tuple(self._x), self.global_body, bodies.R, bodies.p,
+                            np.array([s.R for s in self.specs], float), np.array([s.p for s in self.specs], float),
+                            margin, self._R, self._p, self._box, self.moving, self.moving_body, self.reach_centre,
+                            self.reach_radius, self.bounds, self.own, self._near, self.static_plane, self.plane_normal,
+                            self.plane_offset, self.pair) + self._planes + (self._found,))
         self._contact = []      # per sole: [contact indices, slots, weights, frames, node contacts, each node once]
+        #: per sole, what ``stick_first`` reads of it besides its contacts: K_c⁻¹, U_c and F_c (updated in place)
+        self._kept = [(s.sole.K_c_inv, U, F) for s, U, F in zip(self.specs, self.U, self.F)]
         self._stiffnesses = [{} for _ in self.specs]       # per sole: ``_stiffness`` of the node sets met
         self._solved = set()                               # the soles whose U_c ``stick_first`` left this step
         self.stick_first_solves = [0, 0]                   # groups solved stick-first, of those tried
@@ -123,25 +129,21 @@ class SoleContacts:
         """``contacts`` followed by those of every sole with the obstacles within reach (``sole_geometry``), static
         or carried by another multibody (a box on the floor, another robot): planes, boxes and meshes by the node
         test, spheres (grains) against the bottom triangles."""
-        parts, self._contact = [], []
-        n = len(contacts)
-        placed = set()
-        body_R, body_p = self.bodies.R, self.bodies.p
-        for j in self.moving:                            # a ball about each moving obstacle, placed lazily below
-            centre, spread = self.ball[j]
-            g = self.obstacles[j].body
-            self.bounds[j] = body_R[g] @ centre + body_p[g] + spread
-        for k, x in enumerate(self._x):
-            near, m = SK.nodes_on_near_planes(*self._on_planes[k])
-            point, normal, depth, pair, slot, weight = self._planes[k]
-            if m >= 0:                                   # static planes alone (the ground): one kernel
-                if m:
-                    parts.append((point[:m], normal[:m], depth[:m], pair[:m]))
-                self._contact.append([np.arange(n, n + m), slot[:m], weight[:m], None, True])
-                n += m
+        SK.soles_on_near_planes(*self._detection)
+        n, parts, self._contact, placed = len(contacts), [], [], set()
+        row = start = 0                                  # the soles' rows in ``_planes``; those not yet in ``parts``
+        for k, (near, m) in enumerate(self._found.tolist()):
+            if m >= 0:                                   # static planes alone (the ground): found by the kernel
+                slot, weight = self._planes[4:]
+                self._contact.append([np.arange(n, n + m), slot[row:row + m], weight[row:row + m], None, True])
+                n, row = n + m, row + m
                 continue
+            if row > start:
+                parts.append(tuple([b[start:row] for b in self._planes[:4]]))
+                start = row
+            x = self._x[k]
             found = []
-            for j in self._near[:near]:
+            for j in self._near[k, :near]:
                 ob = self.obstacles[j]
                 if ob.body >= 0 and j not in placed:
                     ob.place(self.bodies.R[ob.body], self.bodies.p[ob.body])
@@ -166,6 +168,8 @@ class SoleContacts:
                                                                len(np.unique(slot[:, 0])) == len(slot))
             self._contact.append([np.arange(n, n + len(slot)), slot, weight, None, nodes])
             n += len(slot)
+        if row > start:
+            parts.append(tuple([b[start:row] for b in self._planes[:4]]))
         if not parts:
             return Contacts(contacts.point, contacts.normal, contacts.depth, contacts.pair, self.tables)
         point, normal, depth, pair = zip(*parts)
@@ -200,25 +204,23 @@ class SoleContacts:
                                   frames, K_inv, slot, weight, dt, self._work)
 
     def stick_terms(self, a, g) -> tuple | None:
-        """What ``stick_first`` needs of group g's soles (lists, one entry per sole): their indices, contacts, the
-        contacts' frames, nodes and active flags (all), and K_c⁻¹; None unless every contact of the group is a node
-        contact of a sole (no grain between nodes, no node met twice), after ``shift``."""
+        """What ``stick_first`` needs of group g's soles (tuples, one entry per sole): their indices, contacts, the
+        contacts' frames, nodes and active flags (all), then ``_kept``'s K_c⁻¹, U_c and F_c; None unless every
+        contact of the group is a node contact of a sole (no grain between nodes, no node met twice), after
+        ``shift``."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
-        terms = [], [], [], [], [], []
-        rows = 0
+        soles, rows = [], 0
         for k, (contacts, slot, _, F, node_contacts) in enumerate(self._contact):
             if not len(contacts) or not r0 <= a["contact_row"][contacts[0]] < r1:
                 continue
             if not node_contacts:
                 return None
             node = np.ascontiguousarray(slot[:, 0])     # one layout for every sole (a tuple numba indexes)
-            for term, value in zip(terms, (k, contacts, F, node, np.ones(len(node), bool),
-                                           self.specs[k].sole.K_c_inv)):
-                term.append(value)
+            soles.append((k, contacts, F, node, np.ones(len(node), bool)) + self._kept[k])
             rows += 3 * len(contacts)
         if not rows or rows != r1 - r0:
             return None
-        return terms
+        return tuple(zip(*soles))
 
     def stick_first(self, a, g, terms, X, Om, dt, tol) -> np.ndarray | None:
         """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if its contacts
@@ -229,7 +231,7 @@ class SoleContacts:
         solves."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
         b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
-        soles, index, frames, node, active, K_inv = (tuple(t) for t in terms)
+        soles, index, frames, node, active, K_inv, U, F = terms
         stats = np.empty(7)
         self.stick_first_solves[1] += 1
         on = node                                        # the active contacts' nodes: first every one
@@ -237,8 +239,7 @@ class SoleContacts:
             G = tuple([self._stiffness(k, n) for k, n in zip(soles, on)])
             code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
                                   K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
-                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, tuple([self.U[k] for k in soles]),
-                                  tuple([self.F[k] for k in soles]))
+                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, U, F)
             if code != SK.PULLING:
                 break
             on = [n[flags] for n, flags in zip(node, active)]
@@ -305,9 +306,9 @@ class SoleContacts:
         ``STRAIN_PROBE`` of the limit and 5 % beyond the compression of the last exact check (a new peak); a
         warning the first time the strain passes the limit."""
         spec = self.specs[k]
-        compression = float(np.abs(self.U[k]).max()) / spec.thickness
-        if compression < max(STRAIN_PROBE * SMALL_STRAIN, 1.05 * self._probed[k]):
-            if not self._probed[k]:                     # small: the compression stands for the strain
+        compression, probed = float(np.abs(self.U[k]).max()) / spec.thickness, self._probed[k]
+        if compression < max(STRAIN_PROBE * SMALL_STRAIN, 1.05 * probed):
+            if not probed:                              # small: the compression stands for the strain
                 self.strain[k] = max(self.strain[k], compression)
             return
         self._probed[k] = compression
@@ -467,6 +468,7 @@ def _extended_tables(world, specs, obstacles) -> tuple[ContactTables, np.ndarray
     tables = ContactTables(*frozen, object_multibody=_frozen(np.array(object_multibody, np.int64)),
                            object_body=_frozen(np.array(object_body, np.int64)))
     return tables, index, names
+
 
 
 def _frozen(a):

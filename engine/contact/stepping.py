@@ -32,7 +32,7 @@ from engine.contact.cone import ConstraintBlocks
 from engine.contact.conic import ProblemExport
 from engine.contact.delassus import BlockMaps, delassus, workspace
 from engine.contact.gauss_seidel import contact_residual, gauss_seidel_blocks, residual_of
-from engine.contact.groups import contact_groups, group_layout
+from engine.contact.groups import contact_groups, group_layout, unassembled
 from engine.contact.newton import nonsmooth_newton_blocks
 from engine.contact.problem import closure_rows, joint_limit_maps, joint_row_maps, joint_rows, limit_rows
 from engine.contact.soles import SoleContacts
@@ -313,8 +313,9 @@ class ContactStage:
             with self.timer.stage("solver"):             # groups, Delassus and solve in one call
                 self._tree_step(c, dt)
             return
-        with self.timer.stage("groups"):
-            a, ng = self._layout(c, dt)
+        stick = self.stick and self.export is None
+        with self.timer.stage("groups"):                 # the warm starts after the stick-first solve, which needs none
+            a, ng = self._layout(c, dt, warm=not stick)
         if ng == 0:                                      # no moving body touches, no limit is near
             self._forget()
             self._apply(0)
@@ -322,12 +323,15 @@ class ContactStage:
         if self.soles:
             with self.timer.stage("delassus"):           # the soles' frames and free-velocity shift
                 self.soles.shift(a, dt)
-        solved = self._stick_first(a, ng, dt) if self.stick and self.export is None else {}
+        solved = self._stick_first(a, ng, dt) if stick else {}
+        if stick:                                        # the other groups' warm starts
+            done = np.fromiter(solved, np.int64, len(solved))
+            with self.timer.stage("groups"):
+                K.warm_start_rows(ng, done, a["contact_start"], a["contacts"], a["contact_row"], c.pair, c.point,
+                                  *self.previous, WARM_RADIUS, a["f"])
         with self.timer.stage("delassus"):
             if solved:                                   # the groups solved stick-first have no W
-                size = np.diff(a["row_start"][:ng + 1]) ** 2
-                size[list(solved)] = 0
-                np.cumsum(size, out=a["w_start"][1:])
+                unassembled(ng, a["row_start"], done, a["w_start"])
             W = np.zeros(a["w_start"][ng])
             methods = self._delassus(a, W, ng, dt, solved)
             if self.soles:
@@ -433,8 +437,9 @@ class ContactStage:
             self._groups = None
         return self._reports
 
-    def _layout(self, c, dt):
-        """Contact rows, closure rows, groups, their row/block layout, free velocities and warm starts."""
+    def _layout(self, c, dt, warm=True):
+        """Contact rows, closure rows, groups, their row/block layout, free velocities and warm starts (the contacts'
+        zero unless ``warm``)."""
         nc, b, cl, t = len(c), self.bodies, self.closures, c.tables
         a = dict(side=np.empty((nc, 2), np.int64), side_mb=np.empty((nc, 2), np.int64), C=np.empty((nc, 3, 3)),
                  X=np.empty((nc, 2, 3, 6)), u=np.empty((nc, 3)), target=np.empty(nc), mu=np.empty(nc),
@@ -454,8 +459,9 @@ class ContactStage:
         group_layout(ng, self.member_start, self.members, a["contact_start"], a["contacts"], a["mu"], cl.start,
                      cl.joint_start, cl.limit_start, cl.rows, cl.kind, cl.bound, a["contact_row"], a["closure_row"],
                      a["row_start"], a["block_offset"], a["block_start"], a["block_kind"], a["block_mu"], a["w_start"])
-        f0 = np.empty((nc, 3))
-        K.warm_start(c.pair, c.point, *self.previous, WARM_RADIUS, f0)
+        f0 = np.zeros((nc, 3))
+        if warm:
+            K.warm_start(c.pair, c.point, *self.previous, WARM_RADIUS, f0)
         a["u_all"], a["f"] = np.empty(nrows), np.empty(nrows)
         K.gather(a["contact_row"], a["u"], f0, a["closure_row"], cl.rows, cl.u, cl.force, a["u_all"], a["f"])
         return a, ng

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from engine import Simulation, load_universe
+from engine.contact.sole_geometry import plane_nodes
 from engine.deformable import SmallStrainWarning
 from engine.errors import ArticulaError
 
@@ -227,3 +228,33 @@ def test_a_sole_stands_on_a_moving_crate_that_carries_its_weight_to_the_ground(t
     np.testing.assert_allclose(force[on_crate].sum(axis=0), [0, 0, MASS * G], atol=1e-6)
     np.testing.assert_allclose(force[on_ground].sum(axis=0), [0, 0, (MASS + 4.0) * G], atol=1e-6)
     assert np.abs(sim.runs[1].v).max() < 1e-6
+
+
+def test_each_soles_contacts_are_its_node_tests_when_one_sole_is_near_a_box_and_the_other_on_the_ground_alone(
+        tmp_path):
+    """Talos standing on its soles beside a static post (a 10 cm cube turned 45° about z) whose bounds meet the
+    left sole's but whose faces stay 4 cm from its nodes: the left sole takes the general node tests, the right one
+    the static planes' kernel (``soles_on_near_planes``); the contacts of each sole, in the rows it keeps, are the
+    ground's node test of its displaced nodes (``sole_geometry.plane_nodes``), in order, with the pair of that
+    sole and the ground."""
+    post = ('<Body name="post"><Box size="0.1 0.1 0.1"/><Mass>0</Mass><Rotation angle="45" x="0" y="0" z="1"/>'
+            '<Translation x="0.1607" y="0.2157" z="0.05"/><Material>wood</Material></Body>\n  <Body name="box">')
+    path = tmp_path / "talos_soles.xml"
+    path.write_text((ROOT / "scenes" / "talos_soles.xml").read_text().replace('<Body name="box">', post))
+    sim = Simulation(load_universe(path))
+    soles = sim.contact_stage.soles
+    ground = next(j for j, o in enumerate(soles.obstacles) if o.kind == "plane")
+    normal, offset = soles.obstacles[ground].shape
+    sim.step(100)                                                        # standing
+    for _ in range(20):
+        sim.step(1)
+        assert soles._found[0, 1] == -1 and soles._found[1, 1] >= 0      # left: general path; right: the kernel
+        c = sim.contact_stage.contacts
+        for k, item in enumerate(soles._contact):
+            rows, slot = item[0], item[1]
+            nodes, point, _, depth, _ = plane_nodes(soles._x[k], normal, offset, soles.margin)
+            assert len(nodes) and rows.tolist() == list(range(rows[0], rows[0] + len(nodes)))
+            np.testing.assert_array_equal(slot[:, 0], nodes)
+            np.testing.assert_array_equal(c.point[rows], point)
+            np.testing.assert_array_equal(c.depth[rows], depth)
+            assert (c.pair[rows] == soles.pair[k, ground]).all()

@@ -13,7 +13,7 @@ import engine
 from engine.contact import _stepping_kernels as K
 from engine.contact.delassus import delassus, workspace
 from engine.contact.frames import contact_frames
-from engine.contact.groups import collision_groups
+from engine.contact.groups import collision_groups, unassembled
 from engine.contact.problem import closure_blocks, closure_rows, contact_block
 from engine.contact.stepping import Closures, WorldBodies
 from engine.dynamics import aba
@@ -220,6 +220,32 @@ def test_warm_start_takes_the_nearest_previous_contact_of_the_same_pair():
     K.warm_start(pair, point, prev_pair, prev_point, prev_force, 0.01, f0)
     np.testing.assert_array_equal(f0, [prev_force[1], [0, 0, 0], prev_force[3], [0, 0, 0]])
 
+
+
+def test_warm_start_rows_fill_the_rows_of_the_groups_not_solved_only():
+    """``warm_start_rows`` after a stick-first solve: group 0 (contacts 2, 0) solved, its rows untouched (NaN);
+    group 1 (contacts 1, 3, at rows 6 and 9) takes the force of the nearest previous contact of its pair within
+    the radius (contact 3: prev 3 at 1 mm, not prev 2 at 3 mm), or zero (contact 1: no previous contact of pair 1)."""
+    prev_pair = np.array([0, 0, 2, 2, 2])
+    prev_point = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0, 0], [0.004, 0, 0], [0.2, 0, 0]], float)
+    prev_force = np.arange(15, dtype=float).reshape(5, 3)
+    pair = np.array([0, 1, 2, 2])
+    point = np.array([[0.098, 0, 0], [0, 0, 0], [0.5, 0, 0], [0.003, 0, 0]])
+    contact_start, contacts = np.array([0, 2, 4]), np.array([2, 0, 1, 3])
+    contact_row = np.array([3, 6, 0, 9])
+    f = np.full(12, np.nan)
+    K.warm_start_rows(2, np.array([0]), contact_start, contacts, contact_row, pair, point, prev_pair, prev_point,
+                      prev_force, 0.01, f)
+    assert np.isnan(f[:6]).all()
+    np.testing.assert_array_equal(f[6:], np.r_[0.0, 0.0, 0.0, prev_force[3]])
+
+
+def test_groups_solved_without_w_have_no_entries():
+    """``unassembled``: groups of 6, 3 and 12 rows, the middle one solved stick-first: W offsets 0, 36, 36, 180
+    (``group_layout`` wrote the first, 0)."""
+    w_start = np.array([0, -1, -1, -1])
+    unassembled(3, np.array([0, 6, 9, 21]), np.array([1]), w_start)
+    np.testing.assert_array_equal(w_start, [0, 36, 36, 180])
 
 def test_a_restored_state_continues_bit_for_bit(tmp_path):
     """State carries the solver's warm start: a leaning stack of three boxes, restored into a fresh Simulation
