@@ -15,7 +15,7 @@ from __future__ import annotations
 from numba import njit
 
 from engine.contact._stepping_kernels import world_bodies, world_velocities
-from engine.dynamics._kernels.aba import aba_passes
+from engine.dynamics._kernels.aba import aba_passes, bias_passes
 from engine.dynamics._kernels.algebra import split
 from engine.dynamics._kernels.centroidal import motion_energy
 from engine.dynamics._kernels.kinematics import (OK, accelerations, check_dynamics, check_q, check_vector,
@@ -56,9 +56,10 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
 @njit(cache=True, nogil=True)
 def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero, joint_type,
                        idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V, V_last, in_contact,
-                       dt):
+                       fresh, dt):
     """Stage "integration" under semi-implicit Euler: v⁺ = v + δt ABA(q, v, τ, f_ext + f_contact) in contact, else
-    v + δt a_free; q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt;
+    v + δt a_free (``fresh``: ``ws``, ``wd`` hold free_motion's ABA at this (q, v), untouched since — only its bias
+    passes are redone, ``aba.bias_passes``); q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt;
     then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``: ``forward_kinematics`` on ``ws``, the world rows
     ``body_R``, ``body_p``, ``V`` from lo, their previous velocities to ``V_last``). Returns (status, T⁺): FAULT
     when q⁺ is not finite or v⁺ beyond ``speed`` (then no kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺
@@ -72,7 +73,10 @@ def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, 
                 f_total[i, r] = f_ext[i, r] + f_contact[i, r]
         if check_dynamics(bi, df, q, v, tau, f_total, g) != OK:
             return REDO, 0.0
-        aba_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
+        if fresh:
+            bias_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
+        else:
+            aba_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
     a[:] = v
     for k in range(v.shape[0]):
         v[k] += dt * (ddq[k] if in_contact else a_free[k])
