@@ -21,6 +21,7 @@ from engine.dynamics._kernels.centroidal import motion_energy
 from engine.dynamics._kernels.kinematics import (OK, accelerations, check_dynamics, check_q, check_vector,
                                                  placements, velocities)
 from engine.dynamics.lie import integrate_kernel
+from engine.dynamics.pack import WS_V
 from engine.faults._kernels import first_beyond, first_non_finite
 
 DONE, REDO, FAULT, KINEMATICS = 0, 1, 2, 3     # what a stage's kernel returns (KINEMATICS: integrated, the
@@ -32,7 +33,7 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
                 dt):
     """Stage "dynamics": a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``, ``wd``, its result
     also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on ``ws_free``, a = 0,
-    gravity g0 = 0) in world axes ``V_free`` (rows lo …). FAULT: a_free not finite, or ξ beyond ``speed``
+    gravity g0 = 0; its placements at q are ABA's, copied) in world axes ``V_free`` (rows lo …). FAULT: a_free not finite, or ξ beyond ``speed``
     (``Simulation.check_finite``, ``check_speed``)."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if check_dynamics(bi, df, q, v, tau, fext, g) != OK:
@@ -46,7 +47,7 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
         xi[k] += v[k]
     if check_vector(xi, df.shape[0]) != OK:
         return REDO
-    placements(bi, bf, ws_free, q)
+    ws_free[:, :WS_V] = ws[:, :WS_V]                   # ``placements`` at q: ABA's, just computed
     velocities(bi, df, ws_free, xi)
     accelerations(bi, df, ws_free, zero, g0)
     world_velocities(ws_free, lo, body_R, V_free)
