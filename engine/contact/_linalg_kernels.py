@@ -1,7 +1,8 @@
 """numba kernels of the contact solvers' linear algebra (used by the active-set step of ``_kernels.polish``, the
 Newton steps of ``_newton_kernels`` and the body-space solves of ``_factor_kernels``): least-norm solutions of
 symmetric positive semidefinite systems (pivoted Cholesky), a factor kept from step to step with conjugate
-gradients on it, and the least-norm solution of any system by QR with column pivoting. Arrays in, arrays out.
+gradients on it, a factor remembered between the Newton steps of one solve, and the least-norm solution of any
+system by QR with column pivoting. Arrays in, arrays out.
 """
 from __future__ import annotations
 
@@ -69,8 +70,7 @@ def memo_solve(A, b, rows, keep, memo):
     """``kept_solve(A, b, rows, keep)`` for the successive Newton steps of one problem (one W): where kept_solve
     factors W_SS for this solve only (m < REUSE_ROWS rows, or no room to keep its factor), the factor is
     remembered in ``memo`` and reused while the active rows stay the same — the same factor and the same
-    substitutions, so the same solution to the last bit, without the factorisation (a foot standing on four
-    points: the pivoted Cholesky of its 24 rows is most of a Newton step).
+    substitutions, so the same solution to the last bit, without the factorisation.
 
     ``memo`` = (meta, L, perm, G) from ``no_memo``: meta[0] = m the rows of what it holds (0: nothing),
     meta[2:m + 2] these rows, meta[1] = DEFINITE (L is the Cholesky factor of W_SS, m × m), SEMIDEFINITE, or the

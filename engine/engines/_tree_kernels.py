@@ -33,8 +33,8 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
                 dt):
     """Stage "dynamics": a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``, ``wd``, its result
     also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on ``ws_free``, a = 0,
-    gravity g0 = 0; its placements at q are ABA's, copied) in world axes ``V_free`` (rows lo …). FAULT: a_free not finite, or ξ beyond ``speed``
-    (``Simulation.check_finite``, ``check_speed``)."""
+    gravity g0 = 0; its placements at q are ABA's, copied) in world axes ``V_free`` (rows lo …). FAULT: a_free not
+    finite, or ξ beyond ``speed`` (``Simulation.check_finite``, ``check_speed``)."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if check_dynamics(bi, df, q, v, tau, fext, g) != OK:
         return REDO
@@ -60,11 +60,11 @@ def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, 
                        fresh, dt):
     """Stage "integration" under semi-implicit Euler: v⁺ = v + δt ABA(q, v, τ, f_ext + f_contact) in contact, else
     v + δt a_free (``fresh``: ``ws``, ``wd`` hold free_motion's ABA at this (q, v), untouched since — only its bias
-    passes are redone, ``aba.bias_passes``); q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt;
-    then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``: ``forward_kinematics`` on ``ws``, the world rows
-    ``body_R``, ``body_p``, ``V`` from lo, their previous velocities to ``V_last``). Returns (status, T⁺): FAULT
-    when q⁺ is not finite or v⁺ beyond ``speed`` (then no kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺
-    (``kinetic_energy_of_motion``) for the energy check."""
+    passes are redone, ``aba.bias_passes``); q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``,
+    ``scratch``); a = (v⁺ − v)/δt; then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``:
+    ``forward_kinematics`` on ``ws``, the world rows ``body_R``, ``body_p``, ``V`` from lo, their previous
+    velocities to ``V_last``). Returns (status, T⁺): FAULT when q⁺ is not finite or v⁺ beyond ``speed`` (then no
+    kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺ (``kinetic_energy_of_motion``) for the energy check."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if in_contact:
         if first_non_finite(f_contact) >= 0:
