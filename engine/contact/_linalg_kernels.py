@@ -1,7 +1,8 @@
 """numba kernels of the contact solvers' linear algebra (used by the active-set step of ``_kernels.polish``, the
 Newton steps of ``_newton_kernels`` and the body-space solves of ``_factor_kernels``): least-norm solutions of
 symmetric positive semidefinite systems (pivoted Cholesky), a factor kept from step to step with conjugate
-gradients on it, and the least-norm solution of any system by QR with column pivoting. Arrays in, arrays out.
+gradients on it, a factor remembered between the Newton steps of one solve, and the least-norm solution of any
+system by QR with column pivoting. Arrays in, arrays out.
 """
 from __future__ import annotations
 
@@ -52,6 +53,58 @@ def kept_solve(A, b, rows, keep):
             return _cholesky_solve(L, b)
         meta_new[0] = -1
     return least_norm_solve(A.copy(), b)
+
+
+DEFINITE, SEMIDEFINITE = -1, -2   # ``memo``'s meta[1] besides a rank: L holds W_SS's Cholesky factor; W_SS is not
+                                  # definite, its pivoted factor not computed yet
+
+
+@njit(cache=True, nogil=True)
+def no_memo(n):
+    """A ``memo`` argument of ``memo_solve`` and ``memo_definite`` for a problem of n rows, with nothing in it."""
+    return np.zeros(n + 2, np.int64), np.empty(n * n), np.empty(n, np.int64), np.empty(n * n)
+
+
+@njit(cache=True, nogil=True)
+def memo_solve(A, b, rows, keep, memo):
+    """``kept_solve(A, b, rows, keep)`` for the successive Newton steps of one problem (one W): where kept_solve
+    factors W_SS for this solve only (m < REUSE_ROWS rows, or no room to keep its factor), the factor is
+    remembered in ``memo`` and reused while the active rows stay the same — the same factor and the same
+    substitutions, so the same solution to the last bit, without the factorisation.
+
+    ``memo`` = (meta, L, perm, G) from ``no_memo``: meta[0] = m the rows of what it holds (0: nothing),
+    meta[2:m + 2] these rows, meta[1] = DEFINITE (L is the Cholesky factor of W_SS, m × m), SEMIDEFINITE, or the
+    rank r of ``pivoted_cholesky``'s factors: Bt (r × m) in L, the order in perm and the Cholesky factor of BᵀB
+    (r × r) in G."""
+    m = A.shape[0]
+    if REUSE_ROWS <= m and m * m <= keep[2].shape[0]:
+        return kept_solve(A, b, rows, keep)
+    meta, L, perm, G = memo
+    if not memo_definite(A, rows, memo) and meta[1] == SEMIDEFINITE:    # least_norm_solve(A.copy(), b)'s factor
+        Bt, order, L_G = pivoted_cholesky(A.copy())
+        r = Bt.shape[0]
+        meta[1] = r
+        L[:r * m], perm[:m], G[:r * r] = Bt.ravel(), order, L_G.ravel()
+    r = meta[1]
+    if r == DEFINITE:
+        return _cholesky_solve(L[:m * m].reshape((m, m)), b)
+    return pseudo_inverse_apply(L[:r * m].reshape((r, m)), perm[:m], G[:r * r].reshape((r, r)), b)
+
+
+@njit(cache=True, nogil=True)
+def memo_definite(A, rows, memo):
+    """Whether W_SS = A, the rows ``rows`` of W, is numerically positive definite (``definite_cholesky``), from
+    ``memo`` when it holds these rows (``memo_solve``), else found and remembered there. A is read only when the
+    rows are new."""
+    meta, L = memo[0], memo[1]
+    m = rows.shape[0]
+    if meta[0] != m or not _same_rows(meta[1:], rows):
+        L_A = definite_cholesky(A)
+        meta[0], meta[1] = m, DEFINITE if L_A.shape[0] else SEMIDEFINITE
+        meta[2:m + 2] = rows
+        if L_A.shape[0]:
+            L[:m * m] = L_A.ravel()
+    return meta[1] == DEFINITE
 
 
 @njit(cache=True, nogil=True)

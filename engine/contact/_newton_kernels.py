@@ -25,7 +25,7 @@ The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
 contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
 of ``_linalg_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
-active-set step of Gauss–Seidel does), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
+active-set step of Gauss–Seidel does; its factor remembered while the active rows stay, ``memo_solve``), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
 rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
 symmetric and ``_linalg_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to
 stick gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor
@@ -47,7 +47,7 @@ from numba import njit
 from engine.contact._factor_kernels import factor_slip_solve, factor_solve
 from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, natural_residual,
                                     project_cone, project_row)
-from engine.contact._linalg_kernels import definite_cholesky, kept_solve, least_norm_rows
+from engine.contact._linalg_kernels import least_norm_rows, memo_definite, memo_solve, no_memo
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
@@ -113,10 +113,10 @@ def _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, s
 
 @njit(cache=True, nogil=True)
 def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
-               keep, B_col, B_val, width):
+               keep, memo, B_col, B_val, width):
     """The Newton direction Δf (into ``df``): −f on the rows that leave the system, the least-norm solution of
     the active rows otherwise (when none slips: ``_factor_kernels.factor_solve`` on the factor W = B Bᵀ of
-    ``width`` columns if the m active rows outnumber them, else ``_linalg_kernels.kept_solve``). ``rows`` receives the
+    ``width`` columns if the m active rows outnumber them, else ``_linalg_kernels.memo_solve``). ``rows`` receives the
     active rows, ``wd`` is scratch (W Δf_D)."""
     n = f.shape[0]
     k = 0
@@ -148,7 +148,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
             for c in range(m):
                 A[a, c] = W[rows[a], rows[c]]
             rhs[a] = -v[rows[a]] - wd[rows[a]]
-        x = kept_solve(A, rhs, rows[:m], keep)
+        x = memo_solve(A, rhs, rows[:m], keep, memo)
     else:
         A = np.empty((m, m))
         _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, rhs)
@@ -156,7 +156,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
             x = factor_slip_solve(A, rhs, B_col, B_val, width, rows[:m], *_slip_rows(block_start, block_kind,
                                   block_mu, block_rho, status, slip, m))
         else:
-            x = _regular_solve(W, rows, A, rhs)
+            x = _regular_solve(W, rows[:m], A, rhs, memo)
         if not x.shape[0]:
             x = least_norm_rows(A, rhs)
     for a in range(m):
@@ -164,8 +164,8 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
 
 
 @njit(cache=True, nogil=True)
-def _regular_solve(W, rows, J, b):
-    """J⁻¹ b by LAPACK's LU when W_AA is numerically positive definite (``definite_cholesky``: the compliant
+def _regular_solve(W, rows, J, b, memo):
+    """J⁻¹ b by LAPACK's LU when W_AA is numerically positive definite (``memo_definite``: the compliant
     contacts of FEM soles), where J_AA is regular and the least-norm solution is the only one; else an empty
     array (the caller's QR then finds the least-norm solution of a hyperstatic rigid set)."""
     m = J.shape[0]
@@ -173,7 +173,7 @@ def _regular_solve(W, rows, J, b):
     for a in range(m):
         for c in range(m):
             W_AA[a, c] = W[rows[a], rows[c]]
-    if not definite_cholesky(W_AA).shape[0]:
+    if not memo_definite(W_AA, rows, memo):
         return np.zeros(0)
     x = np.linalg.solve(J, b)
     for a in range(m):
@@ -291,7 +291,7 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
 
 @njit(cache=True, nogil=True)
 def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd,
-                f_trial, v_trial, keep, B_col, B_val, width):
+                f_trial, v_trial, keep, memo, B_col, B_val, width):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
     ½‖φ‖² where φ is differentiable); (B_col, B_val, width): a factor of W or width 0 (``_direction``). Returns
@@ -299,7 +299,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
     _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
-               B_col, B_val, width)
+               memo, B_col, B_val, width)
     for i in range(n):
         if not math.isfinite(df[i]):
             return False
@@ -359,6 +359,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     (``_linalg_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
     (``_factor_kernels``). Returns (iterations done, converged); the
     caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
+    memo = no_memo(f.shape[0])                             # the last factor of W_AA (``memo_solve``)
     for k in range(max_steps):
         if out[4] > 0:
             _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
@@ -368,7 +369,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
             stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
-                                  rows, df, wd, f_trial, v_trial, keep, B_col, B_val, width)
+                                  rows, df, wd, f_trial, v_trial, keep, memo, B_col, B_val, width)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0

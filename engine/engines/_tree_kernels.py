@@ -15,12 +15,13 @@ from __future__ import annotations
 from numba import njit
 
 from engine.contact._stepping_kernels import world_bodies, world_velocities
-from engine.dynamics._kernels.aba import aba_passes
+from engine.dynamics._kernels.aba import aba_passes, bias_passes
 from engine.dynamics._kernels.algebra import split
 from engine.dynamics._kernels.centroidal import motion_energy
 from engine.dynamics._kernels.kinematics import (OK, accelerations, check_dynamics, check_q, check_vector,
                                                  placements, velocities)
 from engine.dynamics.lie import integrate_kernel
+from engine.dynamics.pack import WS_V
 from engine.faults._kernels import first_beyond, first_non_finite
 
 DONE, REDO, FAULT, KINEMATICS = 0, 1, 2, 3     # what a stage's kernel returns (KINEMATICS: integrated, the
@@ -32,8 +33,8 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
                 dt):
     """Stage "dynamics": a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``, ``wd``, its result
     also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on ``ws_free``, a = 0,
-    gravity g0 = 0) in world axes ``V_free`` (rows lo …). FAULT: a_free not finite, or ξ beyond ``speed``
-    (``Simulation.check_finite``, ``check_speed``)."""
+    gravity g0 = 0; its placements at q are ABA's, copied) in world axes ``V_free`` (rows lo …). FAULT: a_free not
+    finite, or ξ beyond ``speed`` (``Simulation.check_finite``, ``check_speed``)."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if check_dynamics(bi, df, q, v, tau, fext, g) != OK:
         return REDO
@@ -46,7 +47,7 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
         xi[k] += v[k]
     if check_vector(xi, df.shape[0]) != OK:
         return REDO
-    placements(bi, bf, ws_free, q)
+    ws_free[:, :WS_V] = ws[:, :WS_V]                   # ``placements`` at q: ABA's, just computed
     velocities(bi, df, ws_free, xi)
     accelerations(bi, df, ws_free, zero, g0)
     world_velocities(ws_free, lo, body_R, V_free)
@@ -56,13 +57,14 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
 @njit(cache=True, nogil=True)
 def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero, joint_type,
                        idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V, V_last, in_contact,
-                       dt):
+                       fresh, dt):
     """Stage "integration" under semi-implicit Euler: v⁺ = v + δt ABA(q, v, τ, f_ext + f_contact) in contact, else
-    v + δt a_free; q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt;
-    then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``: ``forward_kinematics`` on ``ws``, the world rows
-    ``body_R``, ``body_p``, ``V`` from lo, their previous velocities to ``V_last``). Returns (status, T⁺): FAULT
-    when q⁺ is not finite or v⁺ beyond ``speed`` (then no kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺
-    (``kinetic_energy_of_motion``) for the energy check."""
+    v + δt a_free (``fresh``: ``ws``, ``wd`` hold free_motion's ABA at this (q, v), untouched since — only its bias
+    passes are redone, ``aba.bias_passes``); q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``,
+    ``scratch``); a = (v⁺ − v)/δt; then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``:
+    ``forward_kinematics`` on ``ws``, the world rows ``body_R``, ``body_p``, ``V`` from lo, their previous
+    velocities to ``V_last``). Returns (status, T⁺): FAULT when q⁺ is not finite or v⁺ beyond ``speed`` (then no
+    kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺ (``kinetic_energy_of_motion``) for the energy check."""
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if in_contact:
         if first_non_finite(f_contact) >= 0:
@@ -72,7 +74,10 @@ def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, 
                 f_total[i, r] = f_ext[i, r] + f_contact[i, r]
         if check_dynamics(bi, df, q, v, tau, f_total, g) != OK:
             return REDO, 0.0
-        aba_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
+        if fresh:
+            bias_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
+        else:
+            aba_passes(bi, bf, di, df, ws, wd, q, v, tau, f_total, g, ddq)
     a[:] = v
     for k in range(v.shape[0]):
         v[k] += dt * (ddq[k] if in_contact else a_free[k])

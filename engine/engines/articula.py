@@ -132,7 +132,9 @@ class ArticulaEngine:
         """``_integrate`` (semi-implicit Euler), ``refresh`` and ``check_energy`` of a tree in one call
         (``_tree_kernels.constrained_motion``); where it stops, the readable steps take over."""
         sim = self.sim
-        status, T = constrained_motion(*self.motion_arrays[m][1], run.in_contact, dt)
+        stage = self.contact_stage                       # its one-call step only reads the free dynamics' ABA
+        status, T = constrained_motion(*self.motion_arrays[m][1], run.in_contact,
+                                       stage.tree_only and stage.export is None, dt)
         if status == REDO:                               # nothing done yet
             self._integrate(m, run, dt)
         elif status == FAULT:                            # q⁺ or v⁺: the checks raise

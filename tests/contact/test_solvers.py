@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
-from engine.contact._linalg_kernels import REUSE_ROWS, kept_solve, least_norm_solve, no_keep
+from engine.contact._linalg_kernels import (REUSE_ROWS, kept_solve, least_norm_solve, memo_definite, memo_solve,
+                                           no_keep, no_memo)
 from engine.contact._newton_kernels import least_norm_rows
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
@@ -521,6 +522,40 @@ def test_a_kept_factor_solves_the_next_step_to_the_direct_accuracy_without_refac
     x = kept_solve(W0 + 0.3 * np.diag(rng.random(m)) * m, b, rows, fresh)
     assert fresh[3][0] == m                                                 # CG did not get there: factored
     assert kept_solve(W0.copy(), b, rows, no_keep()).shape == (m,)          # no room: the direct path
+
+
+def test_a_remembered_factor_solves_the_same_rows_bit_for_bit_and_other_rows_afresh():
+    """``memo_solve``, the Newton steps' solves of one problem: on a hyperstatic set (24 rows of rank 12, two feet
+    on four points each) and on a definite one, each solve equals ``least_norm_solve`` on a copy, bit for bit
+    (the direct solve it replaces), and the least-norm solution (numpy's pinv, to the bound of the squared
+    conditioning on the range of A); the factor is computed once per set of rows (its rows in the memo) and
+    reused while they stay — a solve on other rows factors them, a solve back on the first rows again; the
+    definiteness ``memo_definite`` reports is ``definite_cholesky``'s."""
+    rng = np.random.default_rng(5)
+    n = 30
+    J = rng.normal(size=(n, 12))
+    W_semi = J @ J.T / n
+    W_def = W_semi + np.eye(n)
+    for W, definite in ((W_semi, False), (W_def, True)):
+        memo = no_memo(n)
+        sets = (np.arange(24), np.arange(2, 26), np.arange(24))
+        for k, rows in enumerate(sets):
+            A = W[np.ix_(rows, rows)]
+            before = A.copy()
+            for _ in range(2):                                              # factored, then remembered
+                b = rng.normal(size=24)
+                x = memo_solve(A, b, rows, no_keep(), memo)
+                assert np.array_equal(A, before)
+                assert np.array_equal(x, least_norm_solve(A.copy(), b))
+                assert memo[0][0] == 24 and np.array_equal(memo[0][2:26], rows)
+                assert (memo[0][1] == -1) == definite and (definite or memo[0][1] == 12)
+                reference = np.linalg.pinv(A, rcond=1e-10) @ b
+                eig = np.linalg.eigvalsh(A)
+                cond = eig[-1] / eig[eig > 1e-10 * eig[-1]].min()
+                assert np.linalg.norm(x - reference) <= 1e-13 * cond ** 2 * np.linalg.norm(reference)
+            assert memo_definite(A, rows, memo) == definite
+        assert memo_definite(W[:6, :6], np.arange(6), memo)                 # 6 rows of rank ≥ 6: definite
+        assert memo[0][0] == 6
 
 
 def test_kept_solve_leaves_its_matrix_unchanged_on_every_path():

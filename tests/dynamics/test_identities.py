@@ -11,8 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import njit
 
 from engine.dynamics import aba, crba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, rnea
+from engine.dynamics._kernels.aba import bias_passes
+from engine.dynamics._kernels.algebra import split
 from tests.dynamics.random_trees import random_model
 from tests.dynamics.test_pinocchio import random_q, robot
 
@@ -187,3 +190,30 @@ def test_kernel_cache_follows_the_helpers_it_inlines():
     covered = {p.name for p in cache._imports(kernel_file)}
     assert {"algebra.py", "kinematics.py", "rotors.py", "pack.py"} <= covered
     assert locator.get_source_stamp()[1] == cache.dependency_digest(kernel_file)
+
+
+@njit(cache=True)
+def _bias_passes(mi, mf, ws, wd, q, v, tau, fext, g, ddq):
+    bi, bf, di, df = split(mi, mf, ws.shape[0])
+    bias_passes(bi, bf, di, df, ws, wd, q, v, tau, fext, g, ddq)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_aba_under_other_forces_at_the_same_state_redoes_only_its_bias_passes_bit_for_bit(seed):
+    """``aba.bias_passes`` after ``aba`` at the same (q, v) (the integration stage after the free dynamics: other
+    external wrenches, other torques) gives the ddq of a whole ``aba`` on fresh data to the last bit, on random
+    trees with geared rotors, passive joint forces, spherical, planar and free joints — IA, U and D^-1 depend on
+    (q, v) only — and that ddq satisfies rnea(q, v, ddq) = τ + Σ J_iᵀ f_i (TOL)."""
+    rng = np.random.default_rng(seed)
+    model = geared(random_model(seed, nbodies=9, floating=seed % 2 == 0), seed)
+    q, v = random_q(model, rng), rng.normal(size=model.nv)
+    tau1, tau2 = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    f1, f2 = rng.normal(size=(model.nbodies, 6)), rng.normal(size=(model.nbodies, 6))
+    data = model.create_data()
+    aba(model, data, q, v, tau1, f1)
+    pack = data.model_pack
+    ddq = np.empty(model.nv)
+    _bias_passes(pack.mi, pack.mf, data.ws, data.wd, q, v, tau2, f2, np.array([0.0, 0.0, -9.81]), ddq)
+    assert np.array_equal(ddq, aba(model, model.create_data(), q, v, tau2, f2))
+    tau_of_f = rnea(model, model.create_data(), q, v, ddq, f_ext=f2)
+    np.testing.assert_allclose(tau_of_f, tau2, atol=TOL * max(1.0, np.abs(tau2).max()))

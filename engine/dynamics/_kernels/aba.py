@@ -95,12 +95,19 @@ def invert_spd(ws, i, o, n):
 
 @kernel
 def articulated_inertias(bi, bf, di, df, ws, v, fext):
-    """IA_i = I_i (rotors frozen), pA_i = v_i x* I'_i v_i - f_ext,i and each rotor's bias on its carrier
-    (seed 000 eq. 2.11-2.12), after ``velocities``."""
+    """IA_i = I_i (rotors frozen) and the bias forces (``bias_forces``), after ``velocities``."""
+    for i in range(bi.shape[0]):
+        set_inertia(ws, i, bf[i, BF_MASS], load3(bf, i, BF_H), load9(bf, i, BF_IBAR))
+    bias_forces(bi, bf, di, df, ws, v, fext)
+
+
+@inline
+def bias_forces(bi, bf, di, df, ws, v, fext):
+    """pA_i = v_i x* I'_i v_i - f_ext,i and each rotor's bias on its carrier (seed 000 eq. 2.11-2.12), after
+    ``velocities``."""
     for i in range(bi.shape[0]):
         vl, w = load3(ws, i, WS_V), load3(ws, i, WS_V + 3)
         m, h = bf[i, BF_MASS], load3(bf, i, BF_H)
-        set_inertia(ws, i, m, h, load9(bf, i, BF_IBAR))
         hl, hn = inertia_mul(m, h, load9(bf, i, BF_IBARP), vl, w)
         bl, bn = force_cross(vl, w, hl, hn)
         store3(ws, i, WS_PA, sub(bl, load3(fext, i, 0)))
@@ -157,20 +164,16 @@ def dinv_times(ws, wd, i, k0, nvi, a, x):
 def backward_pass(bi, di, df, ws, wd, q, v, tau):
     """IA_parent += X* IA_i X*^T - U D^-1 U^T and pA_parent += X* (pA_i + IA_i c_i) + U D^-1 u'
     (seed 000 eq. 2.11-2.13 with Gamma_j, multi-DOF form eq. 3.51-3.55)."""
-    zero = (0.0, 0.0, 0.0)
     for i in range(bi.shape[0] - 1, -1, -1):
         joint_terms(bi, di, df, ws, wd, i, q, v, tau)
         parent, k0, nvi = bi[i, BI_PARENT], bi[i, BI_IV], bi[i, BI_NV]
         if parent < 0:
             continue
         R, p = load9(ws, i, WS_LIMI_R), load3(ws, i, WS_LIMI_P)
-        al, aw = ia_times(ws, i, load3(ws, i, WS_C), load3(ws, i, WS_C + 3))
-        fl, fn = force_to_parent(R, p, add(load3(ws, i, WS_PA), al), add(load3(ws, i, WS_PA + 3), aw))
+        bias_to_parent(ws, wd, i, parent, k0, nvi, R, p)
         add_congruence_to_parent(ws, i, parent, R, p)
         for a in range(nvi):
             ual, uaw = load3(wd, k0 + a, WD_U), load3(wd, k0 + a, WD_U + 3)
-            s = dinv_times(ws, wd, i, k0, nvi, a, (zero, zero))          # (D^-1 u')_a
-            fl, fn = add(fl, scale(s, ual)), add(fn, scale(s, uaw))
             for b in range(nvi):
                 d = ws[i, WS_DINV + 6 * a + b]
                 ubl, ubw = load3(wd, k0 + b, WD_U), load3(wd, k0 + b, WD_U + 3)
@@ -180,8 +183,39 @@ def backward_pass(bi, di, df, ws, wd, q, v, tau):
                         ws[parent, WS_IA + 6 * r + c + 3] -= d * ual[r] * ubw[c]
                         ws[parent, WS_IA + 6 * r + c + 18] -= d * uaw[r] * ubl[c]
                         ws[parent, WS_IA + 6 * r + c + 21] -= d * uaw[r] * ubw[c]
-        store3(ws, parent, WS_PA, add(load3(ws, parent, WS_PA), fl))
-        store3(ws, parent, WS_PA + 3, add(load3(ws, parent, WS_PA + 3), fn))
+
+
+@inline
+def bias_to_parent(ws, wd, i, parent, k0, nvi, R, p):
+    """pA_parent += X* (pA_i + IA_i c_i) + U D^-1 u' (``backward_pass``)."""
+    zero = (0.0, 0.0, 0.0)
+    al, aw = ia_times(ws, i, load3(ws, i, WS_C), load3(ws, i, WS_C + 3))
+    fl, fn = force_to_parent(R, p, add(load3(ws, i, WS_PA), al), add(load3(ws, i, WS_PA + 3), aw))
+    for a in range(nvi):
+        s = dinv_times(ws, wd, i, k0, nvi, a, (zero, zero))              # (D^-1 u')_a
+        fl, fn = add(fl, scale(s, load3(wd, k0 + a, WD_U))), add(fn, scale(s, load3(wd, k0 + a, WD_U + 3)))
+    store3(ws, parent, WS_PA, add(load3(ws, parent, WS_PA), fl))
+    store3(ws, parent, WS_PA + 3, add(load3(ws, parent, WS_PA + 3), fn))
+
+
+@inline
+def bias_backward_pass(bi, di, df, ws, wd, q, v, tau):
+    """``backward_pass`` for the bias forces only: u'_k = tau_k - passive_k - S_k^T pA_i - U_k^T c_i
+    (- alpha eps.(omega_m x J_m omega_m)), as ``joint_terms`` computes it, and pA_parent (``bias_to_parent``),
+    with IA, U and D^-1 as an earlier backward pass at the same (q, v) left them."""
+    for i in range(bi.shape[0] - 1, -1, -1):
+        k0, nvi = bi[i, BI_IV], bi[i, BI_NV]
+        cl, cw = load3(ws, i, WS_C), load3(ws, i, WS_C + 3)
+        pl, pw = load3(ws, i, WS_PA), load3(ws, i, WS_PA + 3)
+        for k in range(k0, k0 + nvi):
+            ul, uw = ia_times(ws, i, load3(df, k, DF_S), load3(df, k, DF_S + 3))
+            u = tau[k] - passive_force(di, df, k, q, v[k]) - row_dot(df, k, DF_S, pl, pw) - dot6(ul, uw, cl, cw)
+            if di[k, DI_ROTOR]:
+                u -= df[k, DF_ALPHA] * dot(load3(df, k, DF_EPS), rotor_gyroscopic(di, df, ws, k, v[k])[0])
+            wd[k, WD_UP] = u
+        parent = bi[i, BI_PARENT]
+        if parent >= 0:
+            bias_to_parent(ws, wd, i, parent, k0, nvi, load9(ws, i, WS_LIMI_R), load3(ws, i, WS_LIMI_P))
 
 
 @inline
@@ -215,4 +249,15 @@ def aba_passes(bi, bf, di, df, ws, wd, q, v, tau, fext, g, ddq):
     velocities(bi, df, ws, v)
     articulated_inertias(bi, bf, di, df, ws, v, fext)
     backward_pass(bi, di, df, ws, wd, q, v, tau)
+    forward_pass(bi, df, ws, wd, g, ddq)
+
+
+@kernel
+def bias_passes(bi, bf, di, df, ws, wd, q, v, tau, fext, g, ddq):
+    """``aba_passes`` again at the (q, v) of the last ``aba_passes`` on ``ws``, ``wd``, under other forces: the
+    placements, velocities, IA, U and D^-1 left there depend on (q, v) only (Featherstone, Rigid Body Dynamics
+    Algorithms, 2008, §7.3: IA apart from pA), so only pA, u' and the forward pass are redone, each as
+    aba_passes computes it: ddq is the same to the last bit, without the congruences IA_parent += X* IA_i X*^T."""
+    bias_forces(bi, bf, di, df, ws, v, fext)
+    bias_backward_pass(bi, di, df, ws, wd, q, v, tau)
     forward_pass(bi, df, ws, wd, g, ddq)
