@@ -105,16 +105,19 @@ class FreeBodies:
         to ``max_iter`` (the batch's, the bodies', the stage's and its collision world's arrays and settings: the
         same every step) and the kernel compiled for their types (``collision._kernels.bind``: no per-call type
         dispatch, which costs more than the step on the collision world's named tuples; the arguments that change,
-        the warm start and ``keep``, are always C-contiguous arrays of the same dtypes)."""
+        the warm start and ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are
+        passed as contiguous copies, so that every world compiles (and caches) the same kernel."""
         b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
         t, c = w.tables, w.settings
+        tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
+                                        t.pair_restitution))      # writable and contiguous: one type for all worlds
         self.step_arrays = (
             self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau, self.f_ext,
             self.f_contact, self.in_contact, self.a_free, self.a, self.speed, self.kinetic_good, self.energy_floor,
             self.energy_jump, self.kinetic, self.row, self.multibody, self.V_last, self.work, b.offset, b.R, b.p, b.V,
             b.V_free, b.wrench, stage.body_inverse_factor, w.shapes, w.pair_arrays, w.workspace, w.cache,
             float(c.margin), int(c.max_contacts_per_pair), tuple(map(float, c.reduction_tolerances)),
-            float(c.reuse_distance), t.pair_object, t.object_multibody, t.object_body, t.pair_mu, t.pair_restitution,
+            float(c.reuse_distance), *tables,
             stage.parent, stage.group_of, stage.member_start, stage.members, stage.contact_start, stage.row_start,
             stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS, SOLVER_CODES[stage.solver],
             float(solver.tolerance), int(solver.max_iterations))
