@@ -95,3 +95,25 @@ def test_the_one_call_is_for_free_bodies_alone(tmp_path):
     path.write_text(f'<Universe><Settings><Solver delassus="dense"/></Settings><Material name="m"/>{apart(2)}'
                     f'{GROUND}</Universe>')
     assert not engine.Simulation(engine.load_universe(path)).engine.one_call
+
+
+def test_a_warm_start_in_other_layouts_continues_as_the_state_itself(tmp_path):
+    """``set_state`` of a state captured mid-run, then again with its warm start in other memory layouts
+    (Fortran-ordered points and forces, an int32 pair index, as a file may give them): the one call, compiled for
+    C-contiguous float64 / int64 warm starts (which ``set_state`` makes of them), continues the same, step for
+    step, to the last bit."""
+    fused, _ = _pair(tmp_path / "apart.xml", apart(5))
+    fused.step(200)
+    state = fused.state
+    warm = dict(state.warm_start, pair=np.asarray(state.warm_start["pair"], np.int32),
+                point=np.asfortranarray(state.warm_start["point"]), force=np.asfortranarray(state.warm_start["force"]))
+    assert len(warm["pair"]) >= 20 and not warm["point"].flags.c_contiguous
+    runs = []
+    for start in (state, engine.State(state.t, state.step, state.q, state.v, warm)):
+        fused.set_state(start)
+        runs.append([])
+        for _ in range(100):
+            fused.step()
+            runs[-1].append(np.concatenate([fused.batch.q.ravel(), fused.batch.v.ravel(),
+                                            fused.contact_stage.forces.ravel()]))
+    np.testing.assert_array_equal(runs[1], runs[0])
