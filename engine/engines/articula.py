@@ -4,7 +4,8 @@
     → collision detection → collision groups → Delassus operator per group → frictional contact solve
     → velocity update, integration on the Lie group → kinematics of the new state
 
-Free rigid bodies go through the dynamics and integration stages together (``free_bodies``); a multibody on
+Free rigid bodies go through the dynamics and integration stages together (``free_bodies``), and a world of free
+bodies alone through the whole step in one compiled call (``one_call``: ``FreeBodies.step``); a multibody on
 wheels (``<Wheel>``) integrates its rolling dynamics (``engine.dynamics.rolling``) in the integration stage, with
 its wheels always on the ground plane, or, under ``<Settings events="on">``, leaving and hitting the static
 planes, boxes and meshes by the event-driven hybrid loop of ``engine.rolling.hybrid`` (seed 001 §2.7–2.9).

@@ -15,6 +15,10 @@ The contact stage writes the batch's contact wrenches and ``in_contact`` flags i
 ``in_contact`` reads its flag). A batched run's ``data`` (its kinematics and ABA workspace) is not
 refreshed every step: ``data_stale`` says so, and the contact stage has it recomputed (``MultiBodyRun.fresh_data``)
 before a Delassus operator that reads it (a free body in a group with a robot).
+
+A world of free bodies alone (``ArticulaEngine.one_call``) takes its whole step — dynamics, collision, contacts,
+integration — in one compiled call (``step``, ``_free_body_kernels.free_step``): the stages' kernels chained on the
+same arrays, so the step is the same to the last bit as stage by stage.
 """
 from __future__ import annotations
 
