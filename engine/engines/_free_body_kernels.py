@@ -187,11 +187,11 @@ def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in
         free_body_wrenches(wrench, body_R, row, multibody, group_of, 0, f_contact, in_contact)
     else:
         ng, rows, self_contacts, unconverged = rigid_contacts(
-            ws.point[:nc], ws.normal[:nc], ws.depth[:nc], ws.pair[:nc], pair_object, object_multibody, object_body, pair_mu,
-            pair_restitution, offset, body_R, body_p, V, V_free, wrench, body_inverse_factor, prev_pair, prev_point,
-            prev_force, parent, group_of, member_start, members, contact_start, row_start, row, multibody,
-            f_contact, in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local[:nc], forces[:nc],
-            stats)
+            ws.point[:nc], ws.normal[:nc], ws.depth[:nc], ws.pair[:nc], pair_object, object_multibody, object_body,
+            pair_mu, pair_restitution, offset, body_R, body_p, V, V_free, wrench, body_inverse_factor, prev_pair,
+            prev_point, prev_force, parent, group_of, member_start, members, contact_start, row_start, row,
+            multibody, f_contact, in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local[:nc],
+            forces[:nc], stats)
         if rows:
             return ROOM, -1, nc, 0, 0, 0
     bad = free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, speed,
