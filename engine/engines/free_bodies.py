@@ -22,12 +22,15 @@ same arrays, so the step is the same to the last bit as stage by stage.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from engine.collision._kernels import bind
 from engine.collision.contacts import Contacts
 from engine.contact.stepping import SOLVER_CODES, WARM_RADIUS
 from engine.engines import _free_body_kernels as K
+from engine.engines._step_arrays import FIELDS
 from engine.model.model import JointType
 
 
@@ -105,30 +108,31 @@ class FreeBodies:
         sim.check_energy(run)
 
     def fuse(self, stage):
-        """Make ``step`` ready for the contact stage ``stage``: the arguments of ``_free_body_kernels.free_step`` up
-        to ``max_iter`` (the batch's, the bodies', the stage's and its collision world's arrays and settings: the
-        same every step) and the kernel compiled for their types (``collision._kernels.bind``: no per-call type
-        dispatch, which costs more than the step on the collision world's named tuples; the arguments that change,
-        the warm start and ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are
-        passed as contiguous copies, so that every world compiles (and caches) the same kernel."""
+        """Make ``step`` ready for the contact stage ``stage``: the arguments of ``_free_body_kernels.free_step`` that
+        are the same every step (the batch's, the bodies', the stage's and its collision world's arrays and
+        settings) in one ``StepArrays`` (``arrays``; under NUMBA_DISABLE_JIT, a namespace of the same fields), and
+        the kernel compiled for its types (``collision._kernels.bind``: no per-call type dispatch, which costs more
+        than the step on the collision world's named tuples; the arguments that change, the warm start and
+        ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are passed as contiguous
+        copies, so that every world compiles (and caches) the same kernel."""
         b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
         t, c = w.tables, w.settings
         tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
                                         t.pair_restitution))      # writable and contiguous: one type for all worlds
-        self.step_arrays = (
+        n = len(w.workspace.depth)                   # the contacts' rows
+        self.f_local, self.forces = np.zeros((n, 3)), np.zeros((n, 3))
+        arrays = (
             self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau, self.f_ext,
             self.f_contact, self.in_contact, self.a_free, self.a, self.speed, self.kinetic_good, self.energy_floor,
             self.energy_jump, self.kinetic, self.row, self.multibody, self.V_last, self.work, b.offset, b.R, b.p, b.V,
             b.V_free, b.wrench, stage.body_inverse_factor, w.shapes, w.pair_arrays, w.workspace, w.cache,
             float(c.margin), int(c.max_contacts_per_pair), tuple(map(float, c.reduction_tolerances)),
-            float(c.reuse_distance), *tables,
-            stage.parent, stage.group_of, stage.member_start, stage.members, stage.contact_start, stage.row_start,
-            stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS, SOLVER_CODES[stage.solver],
-            float(solver.tolerance), int(solver.max_iterations))
-        n = len(w.workspace.depth)                   # the contacts' rows
-        self.f_local, self.forces = np.zeros((n, 3)), np.zeros((n, 3))
-        self.free_step = bind(K.free_step, *self.step_arrays, *stage.previous, stage.keep, self.sim.dt, self.f_local,
-                              self.forces)
+            float(c.reuse_distance), *tables, stage.parent, stage.group_of, stage.member_start, stage.members,
+            stage.contact_start, stage.row_start, stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS,
+            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), self.f_local, self.forces)
+        jit = hasattr(K.free_step, "overloads")
+        self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
+        self.free_step = bind(K.free_step_of, self.arrays, *stage.previous, stage.keep, self.sim.dt)
 
     def step(self, dt, stage):
         """The whole step — dynamics, collision, contacts, integration — of a world of these free bodies alone, in
@@ -136,8 +140,8 @@ class FreeBodies:
         leave it: the contact stage ``stage``'s contacts (copies, as ``CollisionWorld.detect`` gives them),
         forces, warm start, counts and group reports. A fault is named by the readable stage that meets it; a group
         too large for the kept factor's room is solved by ``stage._rigid_step``, which makes room."""
-        status, bad, nc, ng, self_contacts, unconverged = self.free_step(*self.step_arrays, *stage.previous,
-                                                                         stage.keep, dt, self.f_local, self.forces)
+        status, bad, nc, ng, self_contacts, unconverged = self.free_step(self.arrays, *stage.previous, stage.keep,
+                                                                         dt)
         for run in self.runs:
             run.data_stale = True                          # no ABA pass on their data this step
         if status == K.DYNAMICS_FAULT:
