@@ -313,13 +313,13 @@ def cubes(tmp, k, spacing):
 def dense_solves(sim):
     """``sim`` with the Newton steps' linear solves on W itself: the body-space factor of free rigid bodies
     (``_factor_kernels``) dropped after each Delassus stage — the reference (before) of part (c); its stages run
-    one by one (not ``ContactStage._rigid_step``'s one call)."""
+    one by one (not ``FreeBodies.step``'s or ``ContactStage._rigid_step``'s one call)."""
     stage = sim.contact_stage
-    stage.rigid_only = False
+    sim.engine.one_call = stage.rigid_only = False
     delassus = stage._delassus
 
-    def without_factor(a, W, ng, dt):
-        methods = delassus(a, W, ng, dt)
+    def without_factor(a, W, ng, dt, solved=()):
+        methods = delassus(a, W, ng, dt, solved)
         a["B_width"][:] = 0
         return methods
 

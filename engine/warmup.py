@@ -115,9 +115,24 @@ def soles():
         Simulation(load_universe(Path(tmp) / "soles.xml")).step(20)
 
 
+def free_bodies():
+    """A world of free bodies alone (a box and a ball on the ground): its one-call step
+    (engines/_free_body_kernels.free_step)."""
+    import tempfile
+
+    from engine.model.universe_xml import load_universe
+    from engine.simulation import Simulation
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "free_bodies.xml"
+        path.write_text('<Universe><Body name="box"><Box size="0.2 0.2 0.2"/><Mass>1</Mass><Translation z="0.1"/>'
+                        '</Body><Body name="ball"><Sphere radius="0.1"/><Mass>1</Mass><Translation x="1" z="0.1"/>'
+                        '</Body><Body name="ground"><Plane/><Mass>0</Mass></Body></Universe>')
+        Simulation(load_universe(path)).step(20)
+
+
 JOBS = {"gauss-seidel-newton": lambda: scene("gauss-seidel-newton"), "gauss-seidel": lambda: scene("gauss-seidel"),
         "nonsmooth-newton": lambda: scene("nonsmooth-newton"), "lemke": lambda: scene("lemke"), "solvers": solvers,
-        "soles": soles, "dynamics": dynamics}
+        "soles": soles, "free bodies": free_bodies, "dynamics": dynamics}
 
 
 def _orders(workers: int) -> list:

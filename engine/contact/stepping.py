@@ -280,10 +280,11 @@ class ContactStage:
         if not warm:
             self.reset()
             return
-        self.previous = (np.array(warm["pair"], np.int64), np.array(warm["point"], float),
-                         np.array(warm["force"], float))
+        self.previous = (np.array(warm["pair"], np.int64, order="C"), np.array(warm["point"], float, order="C"),
+                         np.array(warm["force"], float, order="C"))    # the types ``FreeBodies.step`` is bound to
         self.closures.force[:] = warm["closure_force"]
-        self.keep = warm.get("factor", no_keep()[:2]) + no_keep()[2:]     # the same solves as the original
+        L, meta = warm.get("factor", no_keep()[:2])      # the same solves as the original
+        self.keep = (np.ascontiguousarray(L, float), np.ascontiguousarray(meta, np.int64)) + no_keep()[2:]
         self.world.restore(warm)
         if self.soles:
             self.soles.set_displacements(warm.get("sole_displacement"))

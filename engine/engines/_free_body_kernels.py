@@ -15,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine.collision._kernels import detect_native
+from engine.contact._rigid_kernels import rigid_contacts
+from engine.contact._stepping_kernels import free_body_wrenches
 from engine.dynamics.lie import _integrate_free
+from engine.engines._step_arrays import StepArrays
 
 WORK = 64
 R_Q, G_B, F, XI, TMP, R_W, Q_NEXT, LIE = 0, 9, 12, 18, 24, 36, 45, 52
@@ -147,3 +151,79 @@ def free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contac
                             or not energy <= energy_jump[i] * (kinetic_good[i] + energy_floor[i])):
             flagged = i
     return flagged
+
+
+DONE, DYNAMICS_FAULT, NON_FINITE, ROOM, INTEGRATION_FAULT = range(5)     # ``free_step``'s status
+
+
+@njit(cache=True, nogil=True)
+def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
+              kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset, body_R, body_p,
+              V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max, reduction_tol,
+              reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution, parent,
+              group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver, tol,
+              max_iter, prev_pair, prev_point, prev_force, keep, dt, f_local, forces):
+    """A whole step of a world of free bodies alone (``free_bodies.FreeBodies.step``), the stages of the readable
+    path one after the other on the same arrays: ``free_dynamics`` (stage "dynamics"), the placements into the
+    collision workspace and ``collision._kernels.detect_native`` (stage "collision"), ``rigid_contacts`` (groups
+    to wrenches: ``stepping.ContactStage._rigid_step``), ``free_integrate`` (stage "integration"). The nc
+    contacts are left in the first rows of the collision workspace ``ws`` (point … pair), their local and world
+    forces in those of ``f_local``, ``forces`` (rows as many as the workspace's).
+
+    Returns (status, body, contacts, groups, self-contacts, unconverged groups). status DONE: the step is taken;
+    DYNAMICS_FAULT, INTEGRATION_FAULT: ``body`` failed that stage's checks (nothing after it done); NON_FINITE: a
+    placement is not finite (nothing detected); ROOM: the largest group's factor does not fit ``keep`` (detected,
+    nothing solved)."""
+    bad = free_dynamics(I, I_inv, gravity, q, v, tau, f_ext, speed, dt, row, body_R, a_free, V_free, work)
+    if bad >= 0:
+        return DYNAMICS_FAULT, bad, 0, 0, 0, 0
+    n = body_R.shape[0] - 1                          # every body but the static row, in the world's order
+    ws.body_R[:] = body_R[:n]
+    ws.body_p[:] = body_p[:n]
+    nc, _ = detect_native(shapes, pairs, ws, cache, margin, n_max, reduction_tol, reuse_distance)
+    if nc < 0:
+        return NON_FINITE, -1, 0, 0, 0, 0
+    ng = self_contacts = unconverged = 0
+    if nc == 0:                                      # no wrench (``ContactStage._apply(0)``)
+        free_body_wrenches(wrench, body_R, row, multibody, group_of, 0, f_contact, in_contact)
+    else:
+        ng, rows, self_contacts, unconverged = rigid_contacts(
+            ws.point[:nc], ws.normal[:nc], ws.depth[:nc], ws.pair[:nc], pair_object, object_multibody, object_body,
+            pair_mu, pair_restitution, offset, body_R, body_p, V, V_free, wrench, body_inverse_factor, prev_pair,
+            prev_point, prev_force, parent, group_of, member_start, members, contact_start, row_start, row,
+            multibody, f_contact, in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local[:nc],
+            forces[:nc], stats)
+        if rows:
+            return ROOM, -1, nc, 0, 0, 0
+    bad = free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, speed,
+                         kinetic_good, energy_floor, energy_jump, dt, row, body_R, body_p, V, V_last, a, kinetic, work)
+    return INTEGRATION_FAULT if bad >= 0 else DONE, bad, nc, ng, self_contacts, unconverged
+
+
+@njit(cache=True)
+def step_arrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
+                kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset, body_R,
+                body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max,
+                reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
+                parent, group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver,
+                tol, max_iter, f_local, forces):
+    """The arrays of ``free_step`` but the warm start, ``keep`` and δt as one ``StepArrays`` (``free_step_of``)."""
+    return StepArrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
+                      kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset,
+                      body_R, body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin,
+                      n_max, reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu,
+                      pair_restitution, parent, group_of, member_start, members, contact_start, row_start, stats,
+                      erp, slop, radius, solver, tol, max_iter, f_local, forces)
+
+
+@njit(cache=True, nogil=True)
+def free_step_of(s, prev_pair, prev_point, prev_force, keep, dt):
+    """``free_step`` on the arrays of the ``StepArrays`` s."""
+    return free_step(s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact,
+                     s.in_contact, s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic,
+                     s.row, s.multibody, s.V_last, s.work, s.offset, s.body_R, s.body_p, s.V, s.V_free, s.wrench,
+                     s.body_inverse_factor, s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol,
+                     s.reuse_distance, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
+                     s.pair_restitution, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
+                     s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter, prev_pair,
+                     prev_point, prev_force, keep, dt, s.f_local, s.forces)

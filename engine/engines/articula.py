@@ -4,7 +4,8 @@
     → collision detection → collision groups → Delassus operator per group → frictional contact solve
     → velocity update, integration on the Lie group → kinematics of the new state
 
-Free rigid bodies go through the dynamics and integration stages together (``free_bodies``); a multibody on
+Free rigid bodies go through the dynamics and integration stages together (``free_bodies``), and a world of free
+bodies alone through the whole step in one compiled call (``one_call``: ``FreeBodies.step``); a multibody on
 wheels (``<Wheel>``) integrates its rolling dynamics (``engine.dynamics.rolling``) in the integration stage, with
 its wheels always on the ground plane, or, under ``<Settings events="on">``, leaving and hitting the static
 planes, boxes and meshes by the event-driven hybrid loop of ``engine.rolling.hybrid`` (seed 001 §2.7–2.9).
@@ -16,6 +17,7 @@ import warnings
 import numpy as np
 
 from engine import plugins
+from engine.collision._kernels import CONVEX
 from engine.contact.problem import project_closures
 from engine.contact.stepping import ContactStage
 from engine.dynamics import aba, forward_kinematics
@@ -60,7 +62,13 @@ class ArticulaEngine:
         self.stepped = [(m, run) for m, run in self.trees if m not in self.euler]
         #: each tree's arrays for ``free_motion`` and ``constrained_motion`` (the same arrays every step)
         self.motion_arrays = {m: _motion_arrays(run, sim.bodies) for m, run in self.trees}
-        self.contact_stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer, self.free_bodies)
+        self.contact_stage = stage = ContactStage(sim.universe, sim.runs, sim.bodies, sim.timer, self.free_bodies)
+        #: free bodies alone, their contacts solved in one call (``rigid_only``) and detected by the compiled
+        #: narrowphases alone (no pair left to FCL): the whole step in one call (``FreeBodies.step``)
+        self.one_call = (self.free_bodies is not None and not self.trees and stage.rigid_only
+                         and not np.any(stage.world.pair_arrays.kind == CONVEX))
+        if self.one_call:
+            self.free_bodies.fuse(stage)
 
     # ---- state ---------------------------------------------------------------------------------------------
     def load(self, warm_start):
@@ -96,6 +104,10 @@ class ArticulaEngine:
     # ---- the step ------------------------------------------------------------------------------------------
     def step(self, dt):
         sim, timer = self.sim, self.sim.timer
+        if self.one_call and self.contact_stage.export is None:
+            with timer.stage("solver"):   # every stage below in one call
+                self.free_bodies.step(dt, self.contact_stage)
+            return
         with timer.stage("dynamics"):  # a_free = M⁻¹(τ − b − g + Jᵀ f_ext), seed 000 eq. 3.64; V_free
             for m, run in self.trees:
                 if m in self.rolling and self.contact_stage.idle:   # its rolling step needs no free dynamics

@@ -15,12 +15,22 @@ The contact stage writes the batch's contact wrenches and ``in_contact`` flags i
 ``in_contact`` reads its flag). A batched run's ``data`` (its kinematics and ABA workspace) is not
 refreshed every step: ``data_stale`` says so, and the contact stage has it recomputed (``MultiBodyRun.fresh_data``)
 before a Delassus operator that reads it (a free body in a group with a robot).
+
+A world of free bodies alone (``ArticulaEngine.one_call``) takes its whole step — dynamics, collision, contacts,
+integration — in one compiled call (``step``, ``_free_body_kernels.free_step``): the stages' kernels chained on the
+same arrays, so the step is the same to the last bit as stage by stage.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
+from engine.collision._kernels import bind
+from engine.collision.contacts import Contacts
+from engine.contact.stepping import SOLVER_CODES, WARM_RADIUS
 from engine.engines import _free_body_kernels as K
+from engine.engines._step_arrays import FIELDS
 from engine.model.model import JointType
 
 
@@ -85,13 +95,74 @@ class FreeBodies:
                                self.energy_floor, self.energy_jump, dt, self.row, b.R, b.p, b.V, self.V_last, self.a,
                                self.kinetic, self.work)
         if bad >= 0:
-            run, sim = self.runs[bad], self.sim
-            run.refresh()                                  # its kinematics, for the energy check's message
-            run.kinetic = float(self.kinetic_good[bad])
-            sim.check_finite(run.f_contact, "solver", run, "contact wrench")
-            sim.check_finite(run.q, "integration", run, "configuration q")
-            sim.check_speed(run.v, "integration", run, "velocity v")
-            sim.check_energy(run)
+            self._integration_fault(bad)
+
+    def _integration_fault(self, bad):
+        """Body ``bad`` failed the integration's checks: the Simulation's checks name the fault."""
+        run, sim = self.runs[bad], self.sim
+        run.refresh()                                      # its kinematics, for the energy check's message
+        run.kinetic = float(self.kinetic_good[bad])
+        sim.check_finite(run.f_contact, "solver", run, "contact wrench")
+        sim.check_finite(run.q, "integration", run, "configuration q")
+        sim.check_speed(run.v, "integration", run, "velocity v")
+        sim.check_energy(run)
+
+    def fuse(self, stage):
+        """Make ``step`` ready for the contact stage ``stage``: the arguments of ``_free_body_kernels.free_step`` that
+        are the same every step (the batch's, the bodies', the stage's and its collision world's arrays and
+        settings) in one ``StepArrays`` (``arrays``; under NUMBA_DISABLE_JIT, a namespace of the same fields), and
+        the kernel compiled for its types (``collision._kernels.bind``: no per-call type dispatch, which costs more
+        than the step on the collision world's named tuples; the arguments that change, the warm start and
+        ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are passed as contiguous
+        copies, so that every world compiles (and caches) the same kernel."""
+        b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
+        t, c = w.tables, w.settings
+        tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
+                                        t.pair_restitution))      # writable and contiguous: one type for all worlds
+        n = len(w.workspace.depth)                   # the contacts' rows
+        self.f_local, self.forces = np.zeros((n, 3)), np.zeros((n, 3))
+        arrays = (
+            self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau, self.f_ext,
+            self.f_contact, self.in_contact, self.a_free, self.a, self.speed, self.kinetic_good, self.energy_floor,
+            self.energy_jump, self.kinetic, self.row, self.multibody, self.V_last, self.work, b.offset, b.R, b.p, b.V,
+            b.V_free, b.wrench, stage.body_inverse_factor, w.shapes, w.pair_arrays, w.workspace, w.cache,
+            float(c.margin), int(c.max_contacts_per_pair), tuple(map(float, c.reduction_tolerances)),
+            float(c.reuse_distance), *tables, stage.parent, stage.group_of, stage.member_start, stage.members,
+            stage.contact_start, stage.row_start, stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS,
+            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), self.f_local, self.forces)
+        jit = hasattr(K.free_step, "overloads")
+        self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
+        self.free_step = bind(K.free_step_of, self.arrays, *stage.previous, stage.keep, self.sim.dt)
+
+    def step(self, dt, stage):
+        """The whole step — dynamics, collision, contacts, integration — of a world of these free bodies alone, in
+        one call (``_free_body_kernels.free_step``, made ready by ``fuse(stage)``), left as the readable stages
+        leave it: the contact stage ``stage``'s contacts (copies, as ``CollisionWorld.detect`` gives them),
+        forces, warm start, counts and group reports. A fault is named by the readable stage that meets it; a group
+        too large for the kept factor's room is solved by ``stage._rigid_step``, which makes room."""
+        status, bad, nc, ng, self_contacts, unconverged = self.free_step(self.arrays, *stage.previous, stage.keep,
+                                                                         dt)
+        for run in self.runs:
+            run.data_stale = True                          # no ABA pass on their data this step
+        if status == K.DYNAMICS_FAULT:
+            self.dynamics(dt)                              # the same arithmetic: its checks raise
+        if status == K.NON_FINITE:
+            stage.world._raise_non_finite()
+        if nc == 0:                                        # as a step without contacts leaves the stage
+            if not stage.idle:
+                stage._forget()
+        else:
+            ws = stage.world.workspace
+            c = stage.contacts = Contacts(ws.point[:nc].copy(), ws.normal[:nc].copy(), ws.depth[:nc].copy(),
+                                          ws.pair[:nc].copy(), stage.world.tables)
+            if status == K.ROOM:
+                stage._rigid_step(c, dt)
+                self.integrate(dt)
+            else:
+                stage._one_call_done(c, ng, self.f_local[:nc].copy(), self.forces[:nc].copy(), self_contacts,
+                                     unconverged, ("rigid",) * ng)
+        if status == K.INTEGRATION_FAULT:
+            self._integration_fault(bad)
 
     def commit(self):
         """The state after a step that passed every check becomes the last good one (``Simulation._commit``)."""
