@@ -8,9 +8,15 @@
 """
 import os
 
-# One BLAS thread: the matrices here are small (tens of rows) and OpenBLAS's thread start-up costs ~20x the
-# product on a 2-core machine (a 160x48x160 product: 12 ms threaded, 0.5 ms single-threaded).
+from threadpoolctl import threadpool_limits
+
+# One BLAS thread. The matrices here are small (tens of rows) and OpenBLAS's thread start-up costs ~20x the
+# product on a 2-core machine (a 160x48x160 product: 12 ms threaded, 0.5 ms single-threaded). And threaded
+# OpenBLAS is not reproducible: the walk on flexible ankles, run 4 times at once, ended 0.18 apart in q after
+# 1.5 s. The variable covers BLAS libraries loaded from now on (and child processes); threadpool_limits those a
+# script loaded before importing engine (numpy first, as most do).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+threadpool_limits(1, user_api="blas")
 
 from engine.dynamics import (aba, centroidal_momentum, com, com_jacobian, crba, forward_kinematics,  # noqa: E402
                              frame_jacobian, frame_placement, kinetic_energy, point_jacobian, potential_energy, rnea)
