@@ -53,7 +53,7 @@ SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per 
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
-STAGNATION_ITERATIONS, STAGNATION_FACTOR = 20, 0.5   # then the proximal phase (``_proximal_kernels``)
+STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
 
 
 @njit(cache=True, nogil=True)
@@ -350,9 +350,8 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     best natural residual by STALL_FACTOR (a stationary point of ½‖φ‖², or a kink crossed back and forth), start
     a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again.
     It gives up early, unconverged, once STAGNATION_ITERATIONS iterations in a row have not cut the best
-    residual by STAGNATION_FACTOR (no progress: jammed self-contacts with high friction from some warm starts, a
-    robot lying on the floor, or a problem without an exact solution; the callers then run the proximal phase of
-    ``_proximal_kernels``).
+    residual by STAGNATION_FACTOR (no progress: jammed self-contacts with high friction from some warm starts, or a
+    problem without an exact solution).
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves

@@ -29,7 +29,6 @@ from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, 
                                               reach, test_force, thesis_omega, world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
-from engine.contact._proximal_kernels import ETA, proximal_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -466,9 +465,8 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                  max_iter, stats, keep, B_col, B_val, B_width):
     """Every group's problem without a time budget, from the warm start f (in K): ``gauss_seidel`` (seed 000
     Alg. 1; ``solver`` GAUSS_SEIDEL or GAUSS_SEIDEL_NEWTON, sweeps until eq. 3.34 < tol) or ``nonsmooth_newton``
-    (NONSMOOTH_NEWTON, until the relative natural residual ≤ tol; where it stalls, its proximal phase,
-    ``_proximal_kernels``), at most ``max_iter`` iterations; unless converged, the iterate of lowest natural
-    residual. stats[k] = (iterations, natural residual, cone violation,
+    (NONSMOOTH_NEWTON, until the relative natural residual ≤ tol), at most ``max_iter`` iterations; unless
+    converged, the iterate of lowest natural residual. stats[k] = (iterations, natural residual, cone violation,
     converged, last relative change (NaN for Newton), Newton failures or fallback sweeps, natural residual of the
     zero force). ``keep``: the factor kept from solve to solve (``_linalg_kernels.kept_solve``; with several large
     groups, the last one's); (B_col, B_val, B_width): the factors W_k = B Bᵀ of ``rigid_delassus`` (rows as f's;
@@ -515,14 +513,6 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, tol, zero, fk, v,
                     best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n], v_trial[:n],
                     dnorm[:nb], fnorm[:nb], out, keep, B_col[s:e], B_val[s:e], B_width[k])
-            if not converged and sweeps < max_iter:    # Newton stalled: the proximal phase, from its best iterate
-                fk[:] = best
-                velocity(Wk, fk, u_all[s:e], v)
-                state = np.array([ETA, out[0], 0.0])
-                steps, converged = proximal_iterations(Wk, u_all[s:e], start, kind, mu, block_rho, max_iter - sweeps,
-                                                       tol, zero, fk, v, state)
-                sweeps += steps
-                best[:] = fk
             change, failures = math.nan, out[2]
         else:
             out = np.array([residual, np.inf, 0.0, 0.0])

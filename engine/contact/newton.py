@@ -14,12 +14,9 @@ carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
 Each iteration is a damped Newton step, or, where the step fails or stalls, a Gauss–Seidel–Newton sweep (seed
 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
 the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
-runs out, or when the proximal phase has stalled too (``stopped_by = "stalled"``: on a problem without an exact
-solution). Where 20 Newton iterations in a row have not halved the best residual (no progress, as on jammed
-self-contacts with high friction from some warm starts, or a robot lying on the floor: W 219 × 219 of rank 38, 73
-contacts), the rest of the budget goes to a proximal-point phase from the best iterate (``_proximal_kernels``:
-Newton on a sequence of regularised problems W + η D, whose fixed point solves the exact problem), which gives
-up once 100 iterations in a row have not halved its best residual. Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
+runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: no
+progress, as on jammed self-contacts with high friction from some warm starts, or on a problem without an exact
+solution). Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
 zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
 Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
@@ -35,7 +32,6 @@ import numpy as np
 
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
-from engine.contact import _proximal_kernels as P
 from engine.contact._linalg_kernels import no_keep
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
@@ -97,26 +93,6 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
                 stopped_by = "time_budget"
                 break
             chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
-    if not converged and stopped_by == "stalled":    # the proximal phase, from the best iterate (module docstring)
-        f[:] = best
-        GK.velocity(W, f, v_free, v)
-        state = np.array([P.ETA, out[0], 0.0])
-        chunk = max_iter - iterations if time_budget is None else 1
-        while not converged and iterations < max_iter:
-            k, converged = P.proximal_iterations(W, v_free, block_start, block_kind, block_mu, block_rho,
-                                                 min(chunk, max_iter - iterations), tol, zero, f, v, state)
-            iterations += k
-            stopped_by = "tolerance" if converged else "max_iter"
-            if not converged and state[2] >= P.STAGNATION_ITERATIONS:
-                stopped_by = "stalled"
-                break
-            if not converged and time_budget is not None:
-                elapsed = perf_counter() - t0
-                if elapsed >= time_budget:
-                    stopped_by = "time_budget"
-                    break
-                chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
-        best[:] = f
     if not converged:
         f[:] = best
         GK.velocity(W, f, v_free, v)

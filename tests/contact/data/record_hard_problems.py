@@ -15,10 +15,6 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  contacts; contact 24 joins two links two joints apart, its W_ii has rank 2 and its null
                  direction lies inside the cone. Recorded with commit 98a1662, whose local Newton took 4.7e14 N
                  there (the fall is chaotic: later code reaches another state at that time).
-* talos_lying_hard: the same fall under nonsmooth-newton, truly lying (t = 2.53 s), 73 contacts, W 219 × 219 of
-                 rank 38: written by ``export_problems`` from t = 2.5 s on, the 34th problem (recorded at 98a1662, where
-                 Newton alone stalled from its warm start at 5e-4 of the force; from f = 0 it reaches 1e-6, and 5000
-                 Gauss–Seidel sweeps reach 1.5e-7: the problem has a solution).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 """
@@ -37,7 +33,7 @@ ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
 
 from engine.contact.cone import ConstraintBlocks          # noqa: E402
-from engine.contact.conic import load_problem, save_problem   # noqa: E402
+from engine.contact.conic import load_problem, save_problem  # noqa: E402
 from engine.contact.stepping import ContactStage          # noqa: E402
 from engine.model.paths import example_robot_data_dir     # noqa: E402
 from engine.model.universe_xml import load_universe       # noqa: E402
@@ -113,15 +109,6 @@ def wedged_problem():
         return load_problem(next(Path(tmp).glob("*.npz")))
 
 
-def lying_problem():
-    sim = talos("nonsmooth-newton")
-    sim.step(2500)
-    with tempfile.TemporaryDirectory() as tmp:
-        sim.contact_stage.export_problems(tmp)
-        sim.step(34)
-        return load_problem(sorted(Path(tmp).glob("*.npz"))[33])
-
-
 def stack_problem(recorder):
     boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
                       f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
@@ -148,7 +135,6 @@ def main(names):
     recorder = Recorder()
     problems = dict(talos_problems(recorder))
     problems["talos_wedged"] = wedged_problem()
-    problems["talos_lying_hard"] = lying_problem()
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
     for name, problem in problems.items():
