@@ -173,7 +173,7 @@ def _worker(order, events):
 
         def on_end(self, ev):
             func = ev.data["dispatcher"].py_func
-            if func.__module__.startswith("engine."):
+            if (func.__module__ or "").startswith("engine."):      # a StructRef's constructor has no module
                 elapsed = time.perf_counter() - self.started.pop(id(ev.data["dispatcher"]), time.perf_counter())
                 events.put(("kernel", f"{func.__module__}.{func.__qualname__}", elapsed))
 
