@@ -133,17 +133,25 @@ def joint_terms(bi, di, df, ws, wd, i, q, v, tau):
         ul, uw = ia_times(ws, i, load3(df, k, DF_S), load3(df, k, DF_S + 3))
         for j in range(k0, k0 + nvi):
             ws[i, WS_DINV + 6 * (j - k0) + k - k0] = row_dot(df, j, DF_S, ul, uw)
-        u = tau[k] - passive_force(di, df, k, q, v[k]) - row_dot(df, k, DF_S, pl, pw) - dot6(ul, uw, cl, cw)
+        wd[k, WD_UP] = bias_torque(di, df, ws, k, q, v, tau, ul, uw, cl, cw, pl, pw)
         ul, uw = force_to_parent(R, p, ul, uw)
         if di[k, DI_ROTOR]:
             alpha, eps = df[k, DF_ALPHA], load3(df, k, DF_EPS)
             ws[i, WS_DINV] += alpha * alpha * df[k, DF_JROT]
-            u -= alpha * dot(eps, rotor_gyroscopic(di, df, ws, k, v[k])[0])
             uw = add(uw, scale(alpha * df[k, DF_JROT], eps))
-        wd[k, WD_UP] = u
         store3(wd, k, WD_U, ul)
         store3(wd, k, WD_U + 3, uw)
     invert_spd(ws, i, WS_DINV, nvi)
+
+
+@inline
+def bias_torque(di, df, ws, k, q, v, tau, ul, uw, cl, cw, pl, pw):
+    """u'_k = tau_k - passive_k - S_k^T pA_i - U_k^T c_i (- alpha eps.(omega_m x J_m omega_m)), U_k = (ul, uw) =
+    IA_i S_k in the joint's frame, c_i = (cl, cw), pA_i = (pl, pw)."""
+    u = tau[k] - passive_force(di, df, k, q, v[k]) - row_dot(df, k, DF_S, pl, pw) - dot6(ul, uw, cl, cw)
+    if di[k, DI_ROTOR]:
+        u -= df[k, DF_ALPHA] * dot(load3(df, k, DF_EPS), rotor_gyroscopic(di, df, ws, k, v[k])[0])
+    return u
 
 
 @tuple_op
@@ -200,19 +208,15 @@ def bias_to_parent(ws, wd, i, parent, k0, nvi, R, p):
 
 @inline
 def bias_backward_pass(bi, di, df, ws, wd, q, v, tau):
-    """``backward_pass`` for the bias forces only: u'_k = tau_k - passive_k - S_k^T pA_i - U_k^T c_i
-    (- alpha eps.(omega_m x J_m omega_m)), as ``joint_terms`` computes it, and pA_parent (``bias_to_parent``),
-    with IA, U and D^-1 as an earlier backward pass at the same (q, v) left them."""
+    """``backward_pass`` for the bias forces only: u' (``bias_torque``, as ``joint_terms``) and pA_parent
+    (``bias_to_parent``), with IA, U and D^-1 as an earlier backward pass at the same (q, v) left them."""
     for i in range(bi.shape[0] - 1, -1, -1):
         k0, nvi = bi[i, BI_IV], bi[i, BI_NV]
         cl, cw = load3(ws, i, WS_C), load3(ws, i, WS_C + 3)
         pl, pw = load3(ws, i, WS_PA), load3(ws, i, WS_PA + 3)
         for k in range(k0, k0 + nvi):
             ul, uw = ia_times(ws, i, load3(df, k, DF_S), load3(df, k, DF_S + 3))
-            u = tau[k] - passive_force(di, df, k, q, v[k]) - row_dot(df, k, DF_S, pl, pw) - dot6(ul, uw, cl, cw)
-            if di[k, DI_ROTOR]:
-                u -= df[k, DF_ALPHA] * dot(load3(df, k, DF_EPS), rotor_gyroscopic(di, df, ws, k, v[k])[0])
-            wd[k, WD_UP] = u
+            wd[k, WD_UP] = bias_torque(di, df, ws, k, q, v, tau, ul, uw, cl, cw, pl, pw)
         parent = bi[i, BI_PARENT]
         if parent >= 0:
             bias_to_parent(ws, wd, i, parent, k0, nvi, load9(ws, i, WS_LIMI_R), load3(ws, i, WS_LIMI_P))
