@@ -25,8 +25,9 @@ The rows that stay (the *active* rows A) form a square system J_AA Δf_A = −φ
 (a foot on four coplanar points, a stack of boxes) makes it singular: Δf_A is the solution of least norm. When no
 contact slips, J_AA = diag(ρ) W_AA and the system is W_AA Δf_A = −v_A − W_AD Δf_D, solved by the pivoted Cholesky
 of ``_linalg_kernels.least_norm_solve`` (from f = 0 on a sticking set this lands on the forces of least norm, as the
-active-set step of Gauss–Seidel does; its factor remembered while the active rows stay, ``memo_solve``), or, given a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has
-rank ≤ p), in body space by ``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
+active-set step of Gauss–Seidel does; its factor remembered while the active rows stay, ``memo_solve``), or, given
+a factor W = B Bᵀ of p < m columns (free rigid bodies: W_AA has rank ≤ p), in body space by
+``_factor_kernels.factor_solve`` (the same least-norm solution); otherwise J_AA is not
 symmetric and ``_linalg_kernels.least_norm_rows`` solves it by QR with column pivoting (a slipping contact about to
 stick gives J singular values of 1e-8 that the normal equations J Jᵀ would lose) — in body space again, given the factor
 (``_factor_kernels.factor_slip_solve``: J⁺ b, the same solution where the system is consistent, its least-squares

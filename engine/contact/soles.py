@@ -470,7 +470,6 @@ def _extended_tables(world, specs, obstacles) -> tuple[ContactTables, np.ndarray
     return tables, index, names
 
 
-
 def _frozen(a):
     a.flags.writeable = False
     return a
