@@ -26,9 +26,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import proxsuite
 
-_SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
+from engine.control._proxsuite import proxqp
+
+_SOLVED = proxqp.QPSolverOutput.PROXQP_SOLVED
 ACTIVE = 1e-9               # an inequality within this of its bound (or with a multiplier) is active
 
 
@@ -72,7 +73,7 @@ def distribute(M, h, qdd, S, Jc, weights, mu, k=2, relax=None) -> Distribution:
     na, nf = S.shape[0], Jc.shape[0]
     C = np.zeros(((2 * k - 1) * (nf // k), A.shape[1]))
     C[:, na:na + nf] = cone_rows(nf // k, k, mu)
-    qp = proxsuite.proxqp.dense.QP(A.shape[1], A.shape[0], C.shape[0])
+    qp = proxqp.dense.QP(A.shape[1], A.shape[0], C.shape[0])
     qp.settings.eps_abs, qp.settings.eps_rel, qp.settings.max_iter = 1e-9, 0.0, 1000
     qp.init(np.diag(W), np.zeros(A.shape[1]), A, b, C, np.zeros(C.shape[0]), np.full(C.shape[0], 1e20))
     qp.solve()

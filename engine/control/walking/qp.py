@@ -21,12 +21,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import proxsuite
 
+from engine.control._proxsuite import proxqp
 
-_SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
-_COLD = proxsuite.proxqp.InitialGuess.NO_INITIAL_GUESS
-_WARM = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
+_SOLVED = proxqp.QPSolverOutput.PROXQP_SOLVED
+_COLD = proxqp.InitialGuess.NO_INITIAL_GUESS
+_WARM = proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
 
 
 def corner_jacobians(J6, R, corners):
@@ -64,7 +64,7 @@ class TaskQP:
         n, n_eq = nv + self.nf + self.ns, len(self.base) + 6 * n_stance
         self.n_in = self.cone.shape[0] + len(self.act)
         self._buffers(n, n_eq)
-        self.qp = proxsuite.proxqp.dense.QP(n, n_eq, self.n_in)
+        self.qp = proxqp.dense.QP(n, n_eq, self.n_in)
         self.qp.settings.eps_abs, self.qp.settings.eps_rel = eps, 0.0
         self.qp.settings.max_iter = 200
         # cold start first (a warm start before any result starts from whatever the workspace holds: runs then
