@@ -10,6 +10,7 @@ from numba import njit
 
 from engine.contact._kernels import natural_residual
 from engine.contact._newton_kernels import force_norm
+from engine.contact._stepping_kernels import multibody_factors
 from engine.dynamics._kernels.algebra import kernel
 
 
@@ -126,6 +127,17 @@ def soles_on_near_planes(rest, U, x, body, body_R, body_p, sole_R, sole_p, margi
                                         weight[row:])
         found[s, 0], found[s, 1] = count, m
         row += max(m, 0)
+
+
+@kernel
+def largest_magnitude(a):
+    """max |a_i| of a vector (NaN if one is): a sole's largest node displacement (``SoleContacts._check_strain``)."""
+    out = 0.0
+    for i in range(a.shape[0]):
+        m = abs(a[i])
+        if m > out or m != m:
+            out = m
+    return out
 
 
 @kernel
@@ -304,6 +316,23 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
             for x in range(3):
                 F_node[s][node[s][i], x] = forces[s][3 * i + x]
     return KEPT
+
+
+@njit(cache=True, nogil=True)
+def factored_stick_first(lo, hi, R_m, group_contacts, side, X_contact, contact_row, closures, closure_side, closure_X,
+                         closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, method,
+                         u, dt, r0, index, frames, node, active, G, K_inv, block_start, block_kind, block_mu, tol, f,
+                         stats, U, F_node):
+    """The factors X, Ω of δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``, its
+    arguments from ``lo`` to ``method``), then the first ``stick_first`` (its arguments from ``u``, ``contact_row``
+    the same), in one call: returns (stick_first's code, the Delassus method, X, Ω), X and Ω for the solves that
+    follow a PULLING one."""
+    method, X, Om = multibody_factors(lo, hi, R_m, group_contacts, side, X_contact, contact_row, closures,
+                                      closure_side, closure_X, closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y,
+                                      F, A, Od, S6, path, mark, union, method, u.shape[0], r0)
+    code = stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K_inv, block_start, block_kind,
+                       block_mu, tol, f, stats, U, F_node)
+    return code, method, X, Om
 
 
 @njit(cache=True, nogil=True)
