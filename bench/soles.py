@@ -9,8 +9,9 @@ mesh, ``build_sole`` cold (empty cache) and from the disk cache; peer: K_c⁻¹ 
 what the condensation avoids. Targets (issue 11): < 5 s cold, < 0.2 s cached, ≥ 40 contact nodes.
 
 standing: Talos standing on its rigid feet and on two FEM soles (scenes/default.xml, scenes/talos_soles.xml),
-alternated in one process: time per step, its ratio to rigid (target ≤ 2), the real-time factor, contact nodes
-per foot, rows of the largest solve, the stages, and how many sole groups the stick-first solve took.
+alternated in one process: time per step (wall, and the thread's CPU time: steadier on a loaded machine, where
+the wall time counts the other processes' turns), its ratio to rigid (target ≤ 2), the real-time factor, contact
+nodes per foot, rows of the largest solve, the stages, and how many sole groups the stick-first solve took.
 
 drop: the thesis's drop (L2266): Talos from 1 cm with every joint at 0, rigid feet, flexible ankles, FEM soles,
 two-layer soles (scenes/drop_*.xml): the peak vertical acceleration of the torso and the time per step. The thesis
@@ -29,7 +30,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, thread_time
 
 import numpy as np
 
@@ -93,32 +94,38 @@ def precompute(repeat: int):
 
 def standing(repeat: int, seconds: float = 0.5):
     """Talos standing on its rigid feet (scenes/default.xml) and on two FEM soles (scenes/talos_soles.xml),
-    alternated in one process: the median wall time per step, the stages, contact nodes and solve rows."""
+    alternated in one process: the median wall and thread CPU time per step, the stages, contact nodes and solve
+    rows."""
     scenes = {"rigid": ROOT / "scenes/default.xml", "FEM soles": ROOT / "scenes/talos_soles.xml"}
     sims = {name: Simulation(load_universe(path)) for name, path in scenes.items()}
     for sim in sims.values():
         sim.step(300)                                       # settled, kernels compiled
     steps = int(seconds / 1e-3)
     per_step = {name: [] for name in sims}
+    cpu_per_step = {name: [] for name in sims}
     stages = {}
     soles = sims["FEM soles"].contact_stage.soles
     before = list(soles.stick_first_solves)
     for _ in range(repeat):
         for name, sim in sims.items():
             sim.timer.reset()
+            cpu = thread_time()
             per_step[name].append(_timed(lambda: sim.step(steps))[0] / steps)
+            cpu_per_step[name].append((thread_time() - cpu) / steps)
             stages[name] = sim.timer.summary()
     solved, tried = (a - b for a, b in zip(soles.stick_first_solves, before))
-    rigid = statistics.median(per_step["rigid"])
+    rigid, rigid_cpu = statistics.median(per_step["rigid"]), statistics.median(cpu_per_step["rigid"])
     print(f"standing: Talos, {steps} steps per run, medians of {repeat}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'feet':10s} {'us/step':>8s} {'x rigid':>8s} {'RTF':>5s} {'nodes/foot':>10s} {'rows':>5s}  stages (us)")
+    print(f"{'feet':10s} {'us/step':>8s} {'x rigid':>8s} {'cpu us':>7s} {'x rigid':>8s} {'RTF':>5s} "
+          f"{'nodes/foot':>10s} {'rows':>5s}  stages (us)")
     for name, sim in sims.items():
-        t = statistics.median(per_step[name])
+        t, cpu = statistics.median(per_step[name]), statistics.median(cpu_per_step[name])
         soles = sim.contact_stage.soles
         nodes = "/".join(str(len(r)) for r in soles.rest) if soles else "-"
         rows = max(r.rows for r in sim.contact_stage.reports)
         stage = "  ".join(f"{k} {v * 1e6:.0f}" for k, v in stages[name].items() if k != "total" and v > 5e-7)
-        print(f"{name:10s} {t * 1e6:8.0f} {t / rigid:8.2f} {1e-3 / t:5.2f} {nodes:>10s} {rows:5d}  {stage}")
+        print(f"{name:10s} {t * 1e6:8.0f} {t / rigid:8.2f} {cpu * 1e6:7.0f} {cpu / rigid_cpu:8.2f} {1e-3 / t:5.2f} "
+              f"{nodes:>10s} {rows:5d}  {stage}")
     print(f"soles: {solved} of the {tried} sole groups solved stick-first (docs/architecture.md, Deformable soles)")
 
 

@@ -10,6 +10,7 @@ from numba import njit
 
 from engine.contact._kernels import natural_residual
 from engine.contact._newton_kernels import force_norm
+from engine.contact._stepping_kernels import multibody_factors
 from engine.dynamics._kernels.algebra import kernel
 
 
@@ -126,6 +127,17 @@ def soles_on_near_planes(rest, U, x, body, body_R, body_p, sole_R, sole_p, margi
                                         weight[row:])
         found[s, 0], found[s, 1] = count, m
         row += max(m, 0)
+
+
+@kernel
+def largest_magnitude(a):
+    """max |a_i| of a vector (NaN if one is): a sole's largest node displacement (``SoleContacts._check_strain``)."""
+    out = 0.0
+    for i in range(a.shape[0]):
+        m = abs(a[i])
+        if m > out or m != m:
+            out = m
+    return out
 
 
 @kernel
@@ -248,19 +260,15 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
     (3a, 3a) for the active ones in order, ``K_inv`` its K_c⁻¹ (3c, 3c); the group's blocks are these contacts.
     D_AA⁻¹ costs one BLAS product on G, v and U_c one on K_c⁻¹: never the (n, n) W."""
     n, q = X.shape
-    B = np.empty((n, q + 1))                          # [X u] → D_AA⁻¹ [X u] (zero on the idle rows; per sole, on
-                                                      # its body's columns only)
-    B[:, :q] = X
-    B[:, q] = u
-    Y = np.zeros((n, q + 1))
+    DX, Du = np.zeros((n, q)), np.zeros(n)            # D_AA⁻¹ X, D_AA⁻¹ u: zero on the idle rows (per sole, on its
+                                                      # body's columns of X only)
     for s in range(len(index)):
         F, contacts = frames[s], index[s]
         if not active[s].all():
             F, contacts = F[active[s]], contacts[active[s]]
-        cols = _sole_columns(B, contact_row, contacts, r0)
-        T = np.dot(G[s], _to_sole(F, contact_row, contacts, r0, B, cols))
-        _to_contacts(F, contact_row, contacts, r0, T, dt, Y, cols)
-    DX, Du = np.ascontiguousarray(Y[:, :q]), Y[:, q].copy()
+        cols = _sole_columns(X, u, contact_row, contacts, r0)
+        T = np.dot(G[s], _to_sole(F, contact_row, contacts, r0, X, u, cols))
+        _to_contacts(F, contact_row, contacts, r0, T, dt, DX, Du, cols)
     A = dt * Om
     XA = np.dot(X, A)
     capacitance = np.eye(q) + np.dot(XA.T, DX)        # A symmetric: (X A)ᵀ = A Xᵀ
@@ -273,16 +281,15 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
                 active[s][i], pulling = False, True
     if pulling:
         return PULLING
-    v = np.empty((n, 1))                              # v = D f + δt X Ω Xᵀ f + u, D f = F U_c[s] / δt
+    v = np.empty(n)                                   # v = D f + δt X Ω Xᵀ f + u, D f = F U_c[s] / δt
     forces, displacements = [], []
-    one = np.zeros(1, np.int64)
     for s in range(len(index)):
-        Fs = _to_sole(frames[s], contact_row, index[s], r0, fs.reshape(n, 1), one)[:, 0]
+        Fs = _forces_to_sole(frames[s], contact_row, index[s], r0, fs)
         Us = _compliance(K_inv[s], node[s], Fs)
         forces.append(Fs)
         displacements.append(Us)
-        _to_contacts(frames[s], contact_row, index[s], r0, _at_nodes(Us, node[s]), 1.0 / dt, v, one)
-    v[:, 0] += np.dot(XA, np.dot(fs, X)) + u
+        _displacements_to_contacts(frames[s], contact_row, index[s], r0, Us, node[s], 1.0 / dt, v)
+    v += np.dot(XA, np.dot(fs, X)) + u
     rho = np.empty((len(block_kind), 3))              # ρ = 1 / W_nn, W_nn = (F_i K_c⁻¹[s_i, s_i] F_iᵀ)_nn/δt + δt Λ_nn
     for s in range(len(index)):
         F, Kc = frames[s], K_inv[s]
@@ -296,7 +303,7 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
             for c in range(q):
                 w_nn += XA[row, c] * X[row, c]
             rho[row // 3, 0] = 1.0 / w_nn
-    residual, violation = natural_residual(fs, v[:, 0], block_start, block_kind, block_mu, rho)
+    residual, violation = natural_residual(fs, v, block_start, block_kind, block_mu, rho)
     zero = natural_residual(np.zeros(n), u, block_start, block_kind, block_mu, rho)[0]
     if violation > 0.0 or not residual <= tol * max(force_norm(fs), zero):
         return FAILED
@@ -312,15 +319,34 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
 
 
 @njit(cache=True, nogil=True)
-def _sole_columns(B, contact_row, index, r0):
-    """The columns of B not zero on the rows of a sole's contacts ``index``: the six of its body in X (a sole's
-    contacts act on one body), and u."""
-    cols = np.empty(B.shape[1], np.int64)
+def factored_stick_first(lo, hi, R_m, group_contacts, side, X_contact, contact_row, closures, closure_side, closure_X,
+                         closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, method,
+                         u, dt, r0, index, frames, node, active, G, K_inv, block_start, block_kind, block_mu, tol, f,
+                         stats, U, F_node):
+    """The factors X, Ω of δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``, its
+    arguments from ``lo`` to ``method``), then the first ``stick_first`` (its arguments from ``u``, ``contact_row``
+    the same), in one call: returns (stick_first's code, the Delassus method, X, Ω), X and Ω for the solves that
+    follow a PULLING one."""
+    method, X, Om = multibody_factors(lo, hi, R_m, group_contacts, side, X_contact, contact_row, closures,
+                                      closure_side, closure_X, closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y,
+                                      F, A, Od, S6, path, mark, union, method, u.shape[0], r0)
+    code = stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K_inv, block_start, block_kind,
+                       block_mu, tol, f, stats, U, F_node)
+    return code, method, X, Om
+
+
+@njit(cache=True, nogil=True)
+def _sole_columns(X, u, contact_row, index, r0):
+    """The columns of [X u] not zero on the rows of a sole's contacts ``index`` (q: u's): the six of its body in X
+    (a sole's contacts act on one body), and u."""
+    q = X.shape[1]
+    cols = np.empty(q + 1, np.int64)
     m = 0
-    for c in range(B.shape[1]):
+    for c in range(q + 1):
+        B = X[:, c] if c < q else u
         for i in range(index.shape[0]):
             r = contact_row[index[i]] - r0
-            if B[r, c] != 0.0 or B[r + 1, c] != 0.0 or B[r + 2, c] != 0.0:
+            if B[r] != 0.0 or B[r + 1] != 0.0 or B[r + 2] != 0.0:
                 cols[m] = c
                 m += 1
                 break
@@ -328,29 +354,54 @@ def _sole_columns(B, contact_row, index, r0):
 
 
 @njit(cache=True, nogil=True)
-def _to_sole(F, contact_row, index, r0, B, cols):
-    """Fᵀ B[rows, cols] (3k, len(cols)): the rows of a sole's k contacts ``index`` (three from
+def _to_sole(F, contact_row, index, r0, X, u, cols):
+    """Fᵀ [X u][rows, cols] (3k, len(cols)): the rows of a sole's k contacts ``index`` (three from
     contact_row[index[i]] − r0 each) turned from their frames F (k, 3, 3) to the sole frame."""
-    k = F.shape[0]
+    k, q = F.shape[0], X.shape[1]
     T = np.empty((3 * k, cols.shape[0]))
-    for i in range(k):
-        r = contact_row[index[i]] - r0
-        for x in range(3):
-            for j in range(cols.shape[0]):
-                c = cols[j]
-                T[3 * i + x, j] = F[i, 0, x] * B[r, c] + F[i, 1, x] * B[r + 1, c] + F[i, 2, x] * B[r + 2, c]
+    for j in range(cols.shape[0]):
+        B = X[:, cols[j]] if cols[j] < q else u
+        for i in range(k):
+            r = contact_row[index[i]] - r0
+            for x in range(3):
+                T[3 * i + x, j] = F[i, 0, x] * B[r] + F[i, 1, x] * B[r + 1] + F[i, 2, x] * B[r + 2]
     return T
 
 
 @njit(cache=True, nogil=True)
-def _to_contacts(F, contact_row, index, r0, T, scale, out, cols):
-    """out[rows, cols] = scale · F T: ``_to_sole``'s inverse, T (3k, len(cols)) in the sole frame."""
+def _to_contacts(F, contact_row, index, r0, T, scale, DX, Du, cols):
+    """[DX Du][rows, cols] = scale · F T: ``_to_sole``'s inverse, T (3k, len(cols)) in the sole frame."""
+    q = DX.shape[1]
     for i in range(F.shape[0]):
         r = contact_row[index[i]] - r0
         for a in range(3):
             for j in range(cols.shape[0]):
-                out[r + a, cols[j]] = scale * (F[i, a, 0] * T[3 * i, j] + F[i, a, 1] * T[3 * i + 1, j]
-                                               + F[i, a, 2] * T[3 * i + 2, j])
+                value = scale * (F[i, a, 0] * T[3 * i, j] + F[i, a, 1] * T[3 * i + 1, j] + F[i, a, 2] * T[3 * i + 2, j])
+                if cols[j] < q:
+                    DX[r + a, cols[j]] = value
+                else:
+                    Du[r + a] = value
+
+
+@njit(cache=True, nogil=True)
+def _forces_to_sole(F, contact_row, index, r0, f):
+    """Fᵀ f (3k,): the forces f on the rows of a sole's k contacts ``index`` in the sole frame."""
+    out = np.empty(3 * F.shape[0])
+    for i in range(F.shape[0]):
+        r = contact_row[index[i]] - r0
+        for x in range(3):
+            out[3 * i + x] = F[i, 0, x] * f[r] + F[i, 1, x] * f[r + 1] + F[i, 2, x] * f[r + 2]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _displacements_to_contacts(F, contact_row, index, r0, U, node, scale, v):
+    """v[rows] = scale · F U_c[node]: a sole's node displacements U (3c,) at its contacts ``index`` (nodes
+    ``node``), in their frames."""
+    for i in range(F.shape[0]):
+        r, d = contact_row[index[i]] - r0, 3 * node[i]
+        for a in range(3):
+            v[r + a] = scale * (F[i, a, 0] * U[d] + F[i, a, 1] * U[d + 1] + F[i, a, 2] * U[d + 2])
 
 
 @njit(cache=True, nogil=True)
@@ -367,13 +418,3 @@ def _compliance(K_inv, node, F):
         for x in range(3):
             U += F[3 * i + x] * K_inv[3 * node[i] + x]
     return U
-
-
-@njit(cache=True, nogil=True)
-def _at_nodes(U, node):
-    """U_c at the nodes ``node``, (3k, 1)."""
-    out = np.empty((3 * node.shape[0], 1))
-    for i in range(node.shape[0]):
-        for x in range(3):
-            out[3 * i + x, 0] = U[3 * node[i] + x]
-    return out

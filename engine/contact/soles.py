@@ -222,33 +222,35 @@ class SoleContacts:
             return None
         return tuple(zip(*soles))
 
-    def stick_first(self, a, g, terms, X, Om, dt, tol) -> np.ndarray | None:
-        """Group g's forces (into a["f"]) and solver stats (as ``_stepping_kernels.solve_groups``) if its contacts
-        stick or carry nothing (``_sole_kernels.stick_first``), with its soles' node forces and displacements
-        (4.22; ``update`` keeps them): ``terms`` from ``stick_terms``, X, Ω the factors of δt Λ of its one multibody
-        (``_stepping_kernels.multibody_factors``). The contacts that pull are let go, and the solve repeated, up
-        to STICK_TRIES times. None if a contact would slip or an idle one sink: the caller then assembles W and
-        solves."""
+    def stick_first(self, a, g, terms, factor_terms, dt, tol) -> tuple | None:
+        """(Delassus method, solver stats as ``_stepping_kernels.solve_groups``) of group g, its forces into a["f"],
+        if its contacts stick or carry nothing (``_sole_kernels.stick_first``), with its soles' node forces and
+        displacements (4.22; ``update`` keeps them): ``terms`` from ``stick_terms``, ``factor_terms`` the arguments
+        of ``_stepping_kernels.multibody_factors`` from ``lo`` to ``method`` (the group's one multibody: the factors
+        of δt Λ and the first solve in one call, ``_sole_kernels.factored_stick_first``). The contacts that pull
+        are let go, and the solve repeated, up to STICK_TRIES times. None if a contact would slip or an idle one
+        sink: the caller then assembles W and solves."""
         r0, r1 = a["row_start"][g], a["row_start"][g + 1]
         b0, b1 = a["block_offset"][g], a["block_offset"][g + 1]
         soles, index, frames, node, active, K_inv, U, F = terms
         stats = np.empty(7)
         self.stick_first_solves[1] += 1
-        on = node                                        # the active contacts' nodes: first every one
-        for tries in range(1, STICK_TRIES + 1):
-            G = tuple([self._stiffness(k, n) for k, n in zip(soles, on)])
-            code = SK.stick_first(a["u_all"][r0:r1], X, Om, dt, r0, a["contact_row"], index, frames, node, active, G,
-                                  K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1],
-                                  a["block_mu"][b0:b1], tol, a["f"][r0:r1], stats, U, F)
-            if code != SK.PULLING:
-                break
-            on = [n[flags] for n, flags in zip(node, active)]
+        u, contacts = a["u_all"][r0:r1], (index, frames, node, active)
+        rest = (K_inv, a["block_start"][b0 + g:b1 + g + 1], a["block_kind"][b0:b1], a["block_mu"][b0:b1], tol,
+                a["f"][r0:r1], stats, U, F)
+        G = tuple([self._stiffness(k, n) for k, n in zip(soles, node)])      # first every contact active
+        code, method, X, Om = SK.factored_stick_first(*factor_terms, u, dt, r0, *contacts, G, *rest)
+        tries = 1
+        while code == SK.PULLING and tries < STICK_TRIES:    # let go of the contacts that pulled
+            tries += 1
+            G = tuple([self._stiffness(k, n[flags]) for k, n, flags in zip(soles, node, active)])
+            code = SK.stick_first(u, X, Om, dt, r0, a["contact_row"], *contacts, G, *rest)
         if code != SK.KEPT:
             return None
         self._solved.update(soles)
         self.stick_first_solves[0] += 1
         stats[0] = tries
-        return stats
+        return method, stats
 
     def _stiffness(self, k, nodes):
         """G = (K_c⁻¹[s, s])⁻¹ of sole k for contacts at its nodes s (in that order): the stiffness of those nodes
@@ -306,7 +308,7 @@ class SoleContacts:
         ``STRAIN_PROBE`` of the limit and 5 % beyond the compression of the last exact check (a new peak); a
         warning the first time the strain passes the limit."""
         spec = self.specs[k]
-        compression, probed = float(np.abs(self.U[k]).max()) / spec.thickness, self._probed[k]
+        compression, probed = SK.largest_magnitude(self.U[k]) / spec.thickness, self._probed[k]
         if compression < max(STRAIN_PROBE * SMALL_STRAIN, 1.05 * probed):
             if not probed:                              # small: the compression stands for the strain
                 self.strain[k] = max(self.strain[k], compression)

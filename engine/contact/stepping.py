@@ -480,14 +480,12 @@ class ContactStage:
             terms = self.soles.stick_terms(a, g)
             if terms is None:
                 continue
-            with self.timer.stage("delassus"):
-                r0, n = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g])
-                code, X, Om = K.multibody_factors(*self._delassus_terms(a, g, members[0]),
-                                                  *self._delassus_work(members[0]), METHOD_CODES[self.method], n, r0)
-            with self.timer.stage("solver"):
-                stats = self.soles.stick_first(a, g, terms, X, Om, dt, self.universe.solver.tolerance)
-            if stats is not None:
-                solved[g] = METHODS[code], stats
+            with self.timer.stage("solver"):             # Λ's factors and the solve: one call
+                factor_terms = (self._delassus_terms(a, g, members[0]) + self._delassus_work(members[0])
+                                + (METHOD_CODES[self.method],))
+                result = self.soles.stick_first(a, g, terms, factor_terms, dt, self.universe.solver.tolerance)
+            if result is not None:
+                solved[g] = METHODS[result[0]], result[1]
         return solved
 
     def _delassus(self, a, W, ng, dt, solved=()):

@@ -1,11 +1,12 @@
 """The kernels of the sole step, each against a plain reference: ``project_dense`` (BLAS) against ``project``
 (the loops that ``delassus`` checks against Pinocchio), ``place_nodes`` against (X + U) Rᵀ + p, and
-``near_obstacles`` against the box-overlap test written with numpy."""
+``near_obstacles`` against the box-overlap test written with numpy, ``largest_magnitude`` against
+``np.abs(a).max()``."""
 import numpy as np
 import pytest
 
 from engine.contact._delassus_kernels import project, project_dense
-from engine.contact._sole_kernels import near_obstacles, place_nodes
+from engine.contact._sole_kernels import largest_magnitude, near_obstacles, place_nodes
 
 
 def _terms(rng, n_blocks, C):
@@ -60,3 +61,16 @@ def test_place_nodes_and_near_obstacles():
     apart = ((bounds[:, 1] < box[0]) | (bounds[:, 0] > box[1])).any(axis=1)
     assert near[:count].tolist() == np.flatnonzero(~(apart | own)).tolist()
     assert 0 < count < 50 and (0 in near[:count]) != own[0]
+
+
+def test_largest_magnitude_is_numpys_and_keeps_a_nan():
+    """The strain probe's max |U_i| equals numpy's exactly (a max rounds nothing), and a NaN anywhere (a diverged
+    sole) stays NaN, as np.abs(U).max() gives it."""
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 120, 121):
+        a = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 3, n)
+        assert largest_magnitude(a) == np.abs(a).max()
+        for i in {0, n // 2, n - 1}:
+            b = a.copy()
+            b[i] = np.nan
+            assert np.isnan(largest_magnitude(b))
