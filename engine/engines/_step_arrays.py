@@ -2,9 +2,9 @@
 step, in one numba structure (``StepArrays``, a StructRef; built by ``_free_body_kernels.step_arrays``): the
 one-call step unboxes it as one argument (≈ 0.1 µs) instead of 106 arrays one by one (≈ 3 µs of a 1-cube step of
 ≈ 22 µs). Likewise the arrays of a tree's dynamics and integration stages (``MotionArrays``, built by
-``_tree_kernels.motion_arrays``: 32 instead of 19 + 30, ≈ 4 µs of a standing Talos's step). The types live in a
-module of their own: numba caches the functions that use a StructRef type only when it is defined apart from
-them."""
+``_tree_kernels.motion_arrays``: one structure of 32 fields instead of 19 + 30 arguments, which took 1.0 + 3.2 µs
+to pass to a no-op kernel on a standing Talos). The types live in a module of their own: numba caches the
+functions that use a StructRef type only when it is defined apart from them."""
 from __future__ import annotations
 
 from numba import types
