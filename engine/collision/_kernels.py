@@ -22,6 +22,7 @@ from engine.collision import _reuse
 from engine.collision._gjk import BEYOND, INTERSECTING, gap_along, gjk
 from engine.collision._manifold import box_box_contacts, face_manifold, obb_gap
 from engine.collision._primitives import halfspace_contacts, sphere_box_contacts, swept_contacts
+from engine.collision._world_arrays import WorldArrays
 from engine.collision.geometry import MESH, PLANE, SPHERE
 from engine.collision.reduction import reduce_manifold
 
@@ -202,6 +203,18 @@ def detect_native(sh, pairs, ws, cache, margin, n_max, tol, reuse_distance):
         if pairs.reuse[k]:
             _reuse.keep_contacts(cache, k, R, p, a, b, ws.point, ws.normal, ws.depth, start, nc)
     return nc, nf
+
+
+@njit(cache=True)
+def world_arrays(sh, pairs, ws, cache):
+    """A world's shapes, pairs, workspace and kept results as one ``WorldArrays`` (``detect_native_of``)."""
+    return WorldArrays(sh, pairs, ws, cache)
+
+
+@njit(cache=True, nogil=True)
+def detect_native_of(s, margin, n_max, tol, reuse_distance):
+    """``detect_native`` on the arrays of the ``WorldArrays`` s."""
+    return detect_native(s.sh, s.pairs, s.ws, s.cache, margin, n_max, tol, reuse_distance)
 
 
 @njit(cache=True, nogil=True)

@@ -15,11 +15,13 @@ pair list or margin starts afresh, and ``kept``/``restore`` save and restore wha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
 from engine.collision import _kernels as K
 from engine.collision._reuse import pack, pair_cache, unpack
+from engine.collision._world_arrays import FIELDS as WORLD_FIELDS
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.filters import CollisionObject, PairFilter, candidate_pairs
 from engine.collision.geometry import (BOX, CONVEX, CYLINDER, MESH, PLANE, POLYTOPES, SPHERE, SWEPT, pack_shapes,
@@ -215,8 +217,11 @@ class CollisionWorld:
         self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
         self._reusing = s.reuse_distance > 0.0 and bool(reuse.any())     # contacts may be kept (``kept``)
         self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
-        self._detect = K.bind(K.detect_native, self.shapes, self.pair_arrays, self.workspace, self.cache, 0.0,
-                              s.max_contacts_per_pair, s.reduction_tolerances, s.reuse_distance)
+        arrays = self.shapes, self.pair_arrays, self.workspace, self.cache
+        jit = hasattr(K.world_arrays, "overloads")      # under NUMBA_DISABLE_JIT, a namespace of the same fields
+        self._arrays = K.world_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(WORLD_FIELDS, arrays)))
+        self._detect = K.bind(K.detect_native_of, self._arrays, 0.0, s.max_contacts_per_pair, s.reduction_tolerances,
+                              s.reuse_distance)
         append = K.bind(K.append_fcl_contacts, self.shapes, self.workspace, self.cache, 0, 0, 0, 0, False, 0.0, 0,
                         s.max_contacts_per_pair, s.reduction_tolerances, s.reuse_distance)
         self._append = lambda k, a, b, count, manifold, margin, nc: append(
@@ -265,8 +270,8 @@ class CollisionWorld:
         elif not 0.0 <= margin < np.inf:
             raise ValueError(f"collision margin must be finite and >= 0, got {margin}")
         ws = self.workspace
-        nc, nf = self._detect(self.shapes, self.pair_arrays, ws, self.cache, float(margin), s.max_contacts_per_pair,
-                              s.reduction_tolerances, s.reuse_distance)
+        nc, nf = self._detect(self._arrays, float(margin), s.max_contacts_per_pair, s.reduction_tolerances,
+                              s.reuse_distance)
         if nc < 0:
             self._raise_non_finite()
         if nf:

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from engine.contact._linalg_kernels import REUSE_ROWS
+from engine.contact._tree_arrays import TreeArrays
 from engine.contact._stepping_kernels import (body_wrenches, contact_rows, gather, multibody_delassus, scatter,
                                               self_contacts, solve_and_retry, warm_start)
 from engine.contact.groups import contact_groups, group_layout
@@ -89,3 +90,32 @@ def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, obj
     for g in range(ng):
         unconverged += stats[g, 3] == 0.0
     return ng, 0, code, self_contacts(pair, pair_object, object_multibody), unconverged
+
+
+@njit(cache=True)
+def tree_arrays(pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p, V,
+                V_free, wrench, parent, group_of, member_start, members, contact_start, row_start, closure_mb,
+                closure_start, joint_start, limit_start, closure_nrows, closure_kind, closure_bound, closure_side,
+                closure_X, closure_u, closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union,
+                f_body, in_contact, erp, slop, radius, method, solver, tol, max_iter, stats):
+    """The arguments of ``tree_contacts`` that are the same every step as one ``TreeArrays``
+    (``tree_contacts_of``)."""
+    return TreeArrays(pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p,
+                      V, V_free, wrench, parent, group_of, member_start, members, contact_start, row_start,
+                      closure_mb, closure_start, joint_start, limit_start, closure_nrows, closure_kind,
+                      closure_bound, closure_side, closure_X, closure_u, closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F,
+                      A, Od, S6, path, mark, union, f_body, in_contact, erp, slop, radius, method, solver, tol,
+                      max_iter, stats)
+
+
+@njit(cache=True, nogil=True)
+def tree_contacts_of(s, point, normal, depth, pair, prev_pair, prev_point, prev_force, dt, keep, f_local, forces):
+    """``tree_contacts`` on the contacts, the warm start and the arrays of the ``TreeArrays`` s."""
+    return tree_contacts(point, normal, depth, pair, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
+                         s.pair_restitution, prev_pair, prev_point, prev_force, s.offset, s.body_R, s.body_p, s.V,
+                         s.V_free, s.wrench, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
+                         s.row_start, s.closure_mb, s.closure_start, s.joint_start, s.limit_start, s.closure_nrows,
+                         s.closure_kind, s.closure_bound, s.closure_side, s.closure_X, s.closure_u, s.closure_f,
+                         s.R_m, s.bi, s.df, s.ws, s.wd, s.Sw, s.Uw, s.y, s.F, s.A, s.Od, s.S6, s.path, s.mark,
+                         s.union, s.f_body, s.in_contact, s.erp, s.slop, s.radius, s.method, s.solver, s.tol,
+                         s.max_iter, s.stats, dt, keep, f_local, forces)

@@ -17,15 +17,18 @@ solved again with its positive targets dropped, so forces stay finite and its re
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 
 import numpy as np
 
 from engine import faults, plugins
+from engine.collision._kernels import bind
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _stepping_kernels as K
 from engine.contact._rigid_kernels import rigid_contacts
-from engine.contact._tree_kernels import tree_contacts
+from engine.contact._tree_arrays import FIELDS as TREE_FIELDS
+from engine.contact._tree_kernels import tree_arrays, tree_contacts_of
 from engine.contact._kernels import BILATERAL, FRICTION, LIMIT
 from engine.contact._linalg_kernels import REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
@@ -247,6 +250,7 @@ class ContactStage:
             np.zeros((n, 7))                     # ``_rigid_step``'s groups: their contacts, rows and solves
         if self.tree_only:                       # ``tree_contacts``' arguments that are the same every step
             self.tree_arrays = self._tree_arrays()
+            self.tree_contacts = self._bind_tree_contacts()
         self.reset()
 
     def reset(self):
@@ -390,33 +394,48 @@ class ContactStage:
         self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
                         self.row_start[:ng + 1].copy(), methods, self.stats[:ng].copy())
 
-    def _tree_arrays(self) -> tuple:
-        """The arguments of ``tree_contacts`` from ``offset`` to ``stats``: arrays and settings of the bodies, the
-        groups, the closures' rows and the one multibody (its base placement, ABA and Delassus workspaces, contact
-        wrenches and flag)."""
+    def _tree_arrays(self):
+        """The arguments of ``tree_contacts`` that are the same every step — the contact tables, arrays and settings
+        of the bodies, the groups, the closures' rows and the one multibody (its base placement, ABA and Delassus
+        workspaces, contact wrenches and flag) — as one ``TreeArrays`` (under NUMBA_DISABLE_JIT, a namespace of the
+        same fields)."""
         b, cl, (_, run), work, s = self.bodies, self.closures, self.trees[0], self.work[0], self.universe.solver
-        return (b.offset, b.R, b.p, b.V, b.V_free, b.wrench, self.parent, self.group_of, self.member_start,
-                self.members, self.contact_start, self.row_start, cl.active_mb, cl.start, cl.joint_start,
-                cl.limit_start, cl.rows, cl.kind, cl.bound, cl.side, cl.X, cl.u, cl.force, run.instance.R,
-                run.data.model_pack.bi, run.data.model_pack.df, run.data.ws, run.data.wd, work.Sw, work.Uw, work.y,
-                work.F, work.A, work.Od, work.S6, work.path, work.mark, work.union, run.f_contact, run.contact_flag,
-                self.erp, self.universe.contact.slop, WARM_RADIUS, METHOD_CODES[self.method],
-                SOLVER_CODES[self.solver], s.tolerance, s.max_iterations, self.stats)
+        t = self.world.tables
+        arrays = (t.pair_object, t.object_multibody, t.object_body, t.pair_mu, t.pair_restitution, b.offset, b.R, b.p,
+                  b.V, b.V_free, b.wrench, self.parent, self.group_of, self.member_start, self.members,
+                  self.contact_start, self.row_start, cl.active_mb, cl.start, cl.joint_start, cl.limit_start, cl.rows,
+                  cl.kind, cl.bound, cl.side, cl.X, cl.u, cl.force, run.instance.R, run.data.model_pack.bi,
+                  run.data.model_pack.df, run.data.ws, run.data.wd, work.Sw, work.Uw, work.y, work.F, work.A, work.Od,
+                  work.S6, work.path, work.mark, work.union, run.f_contact, run.contact_flag, self.erp,
+                  self.universe.contact.slop, WARM_RADIUS, METHOD_CODES[self.method], SOLVER_CODES[self.solver],
+                  s.tolerance, s.max_iterations, self.stats)
+        if not hasattr(tree_arrays, "overloads"):
+            return SimpleNamespace(**dict(zip(TREE_FIELDS, arrays)))
+        return tree_arrays(*arrays)
+
+    def _bind_tree_contacts(self):
+        """``tree_contacts_of`` compiled for its argument types (``collision._kernels.bind``: no per-call type
+        dispatch, ≈ 2 µs on the ``keep`` tuple and the ``TreeArrays``). The arguments that change are always of
+        these types: the contacts are ``CollisionWorld.detect``'s C-contiguous copies, the warm start and ``keep``
+        C-contiguous arrays of fixed dtypes (``set_warm_start``, ``_forget``, ``_keep_factor``,
+        ``_room_for_factor`` make them so), the forces new C-contiguous arrays, δt a float."""
+        index, points = np.zeros(0, np.int64), np.zeros((0, 3))
+        return bind(tree_contacts_of, self.tree_arrays, points, points, np.zeros(0), index, index, points, points,
+                    0.0, no_keep(), points, points)
 
     def _tree_step(self, c, dt):
         """Groups → W → solve → wrenches of the contacts ``c`` and closure rows of the one articulated multibody
         (``tree_only``), in one call (``_tree_kernels.tree_contacts``: the kernels of ``_layout``, ``_delassus``,
         ``_solve_groups``, ``scatter`` and ``_apply``, the same arithmetic)."""
-        t, cl = c.tables, self.closures
+        cl = self.closures
         if len(cl):
             cl.update(self.runs, self.bodies, dt, self.universe.contact)
         self.trees[0][1].fresh_data()
         f_local, forces = np.empty((len(c), 3)), np.empty((len(c), 3))
         rows = 1
         while rows:                                      # rows: room for the largest group's factor, then again
-            ng, rows, code, self_contacts, unconverged = tree_contacts(
-                c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
-                t.pair_restitution, *self.previous, *self.tree_arrays, dt, self.keep, f_local, forces)
+            ng, rows, code, self_contacts, unconverged = self.tree_contacts(
+                self.tree_arrays, c.point, c.normal, c.depth, c.pair, *self.previous, dt, self.keep, f_local, forces)
             if rows:
                 self._room_for_factor(rows)
         self._one_call_done(c, ng, f_local, forces, self_contacts, unconverged, (METHODS.get(code, "none"),))

@@ -22,19 +22,31 @@ from engine.dynamics._kernels.kinematics import (OK, accelerations, check_dynami
                                                  placements, velocities)
 from engine.dynamics.lie import integrate_kernel
 from engine.dynamics.pack import WS_V
+from engine.engines._step_arrays import MotionArrays
 from engine.faults._kernels import first_beyond, first_non_finite
 
 DONE, REDO, FAULT, KINEMATICS = 0, 1, 2, 3     # what a stage's kernel returns (KINEMATICS: integrated, the
                                                # kinematics of q⁺ refused: ``MultiBodyRun.refresh`` redoes them)
 
 
+@njit(cache=True)
+def motion_arrays(mi, mf, ws, wd, ws_free, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero, joint_type,
+                  idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V, V_free, V_last):
+    """The arrays of ``free_motion`` and ``constrained_motion`` as one ``MotionArrays``."""
+    return MotionArrays(mi, mf, ws, wd, ws_free, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero,
+                        joint_type, idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V,
+                        V_free, V_last)
+
+
 @njit(cache=True, nogil=True)
-def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, body_R, V_free, speed, a_free, xi,
-                dt):
-    """Stage "dynamics": a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``, ``wd``, its result
-    also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on ``ws_free``, a = 0,
-    gravity g0 = 0; its placements at q are ABA's, copied) in world axes ``V_free`` (rows lo …). FAULT: a_free not
-    finite, or ξ beyond ``speed`` (``Simulation.check_finite``, ``check_speed``)."""
+def free_motion(s, dt):
+    """Stage "dynamics" on the ``MotionArrays`` s: a_free = ABA(q, v, τ, f_ext, g) (``aba`` on the workspace ``ws``,
+    ``wd``, its result also in ``ddq``), ξ = v + δt a_free, the body velocities at ξ (``forward_kinematics`` on
+    ``ws_free``, a = 0, gravity g0 = 0; its placements at q are ABA's, copied) in world axes ``V_free`` (rows lo …).
+    FAULT: a_free not finite, or ξ beyond ``speed`` (``Simulation.check_finite``, ``check_speed``)."""
+    mi, mf, ws, wd, ws_free, q, v, tau, fext, g = s.mi, s.mf, s.ws, s.wd, s.ws_free, s.q, s.v, s.tau, s.f_ext, s.g
+    ddq, g0, zero, lo, body_R, V_free = s.ddq, s.g0, s.zero, s.lo, s.body_R, s.V_free
+    speed, a_free, xi = s.speed, s.a_free, s.xi
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if check_dynamics(bi, df, q, v, tau, fext, g) != OK:
         return REDO
@@ -55,16 +67,19 @@ def free_motion(mi, mf, ws, wd, ws_free, q, v, tau, fext, g, ddq, g0, zero, lo, 
 
 
 @njit(cache=True, nogil=True)
-def constrained_motion(mi, mf, ws, wd, q, v, tau, f_ext, f_contact, f_total, g, ddq, a_free, g0, zero, joint_type,
-                       idx_q, idx_v, xi, q_next, scratch, speed, a, R_m, p_m, lo, body_R, body_p, V, V_last, in_contact,
-                       fresh, dt):
-    """Stage "integration" under semi-implicit Euler: v⁺ = v + δt ABA(q, v, τ, f_ext + f_contact) in contact, else
-    v + δt a_free (``fresh``: ``ws``, ``wd`` hold free_motion's ABA at this (q, v), untouched since — only its bias
-    passes are redone, ``aba.bias_passes``); q⁺ = q ⊕ δt v⁺ (``integrate_kernel``, scratch ``xi``, ``q_next``,
-    ``scratch``); a = (v⁺ − v)/δt; then the kinematics of (q⁺, v⁺) (``MultiBodyRun.refresh``:
-    ``forward_kinematics`` on ``ws``, the world rows ``body_R``, ``body_p``, ``V`` from lo, their previous
-    velocities to ``V_last``). Returns (status, T⁺): FAULT when q⁺ is not finite or v⁺ beyond ``speed`` (then no
-    kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺ (``kinetic_energy_of_motion``) for the energy check."""
+def constrained_motion(s, in_contact, fresh, dt):
+    """Stage "integration" under semi-implicit Euler, on the ``MotionArrays`` s: v⁺ = v + δt ABA(q, v, τ,
+    f_ext + f_contact) in contact, else v + δt a_free (``fresh``: ``ws``, ``wd`` hold free_motion's ABA at this
+    (q, v), untouched since — only its bias passes are redone, ``aba.bias_passes``); q⁺ = q ⊕ δt v⁺
+    (``integrate_kernel``, scratch ``xi``, ``q_next``, ``scratch``); a = (v⁺ − v)/δt; then the kinematics of
+    (q⁺, v⁺) (``MultiBodyRun.refresh``: ``forward_kinematics`` on ``ws``, the world rows ``body_R``, ``body_p``,
+    ``V`` from lo, their previous velocities to ``V_last``). Returns (status, T⁺): FAULT when q⁺ is not finite or
+    v⁺ beyond ``speed`` (then no kinematics), REDO or KINEMATICS, else T⁺ = ½ v⁺ᵀ M v⁺
+    (``kinetic_energy_of_motion``) for the energy check."""
+    mi, mf, ws, wd, q, v, tau, g, ddq, a_free = s.mi, s.mf, s.ws, s.wd, s.q, s.v, s.tau, s.g, s.ddq, s.a_free
+    f_ext, f_contact, f_total, g0, zero, xi, a = s.f_ext, s.f_contact, s.f_total, s.g0, s.zero, s.xi, s.a
+    speed, joint_type, idx_q, idx_v, q_next, scratch = s.speed, s.joint_type, s.idx_q, s.idx_v, s.q_next, s.scratch
+    R_m, p_m, lo, body_R, body_p, V, V_last = s.R_m, s.p_m, s.lo, s.body_R, s.body_p, s.V, s.V_last
     bi, bf, di, df = split(mi, mf, ws.shape[0])
     if in_contact:
         if first_non_finite(f_contact) >= 0:

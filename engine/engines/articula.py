@@ -13,6 +13,7 @@ planes, boxes and meshes by the event-driven hybrid loop of ``engine.rolling.hyb
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -24,7 +25,8 @@ from engine.dynamics import aba, forward_kinematics
 from engine.dynamics.closures import closed_chain_acceleration, project_velocity
 from engine.dynamics.integrators import STEPPERS
 from engine.dynamics.rolling import AdamsBashforthMoulton4, RollingDisks, project, rolling_dynamics, step_rolling
-from engine.engines._tree_kernels import DONE, FAULT, REDO, constrained_motion, free_motion
+from engine.engines._step_arrays import MOTION_FIELDS
+from engine.engines._tree_kernels import DONE, FAULT, REDO, constrained_motion, free_motion, motion_arrays
 from engine.engines.free_bodies import FreeBodies, batchable
 from engine.rolling.ground import Ground
 from engine.rolling.hybrid import HybridWheels
@@ -133,7 +135,7 @@ class ArticulaEngine:
         """a_free and V_free in one call (``_tree_kernels.free_motion``); if it refuses its inputs or finds a fault,
         the readable steps, whose checks raise."""
         sim = self.sim
-        if free_motion(*self.motion_arrays[m][0], dt) == DONE:
+        if free_motion(self.motion_arrays[m], dt) == DONE:
             return
         run.a_free[:] = aba(run.model, run.data, run.q, run.v, run.tau, run.f_ext, gravity=run.gravity)
         sim.check_finite(run.a_free, "dynamics", run, "free acceleration")
@@ -145,8 +147,8 @@ class ArticulaEngine:
         (``_tree_kernels.constrained_motion``); where it stops, the readable steps take over."""
         sim = self.sim
         stage = self.contact_stage                       # its one-call step only reads the free dynamics' ABA
-        status, T = constrained_motion(*self.motion_arrays[m][1], run.in_contact,
-                                       stage.tree_only and stage.export is None, dt)
+        status, T = constrained_motion(self.motion_arrays[m], run.in_contact, stage.tree_only and stage.export is None,
+                                       dt)
         if status == REDO:                               # nothing done yet
             self._integrate(m, run, dt)
         elif status == FAULT:                            # q⁺ or v⁺: the checks raise
@@ -291,17 +293,17 @@ class ArticulaEngine:
         return getattr(self.contact_stage, "plugin", None)
 
 
-def _motion_arrays(run, bodies) -> tuple:
-    """The arguments of ``_tree_kernels.free_motion`` and ``constrained_motion`` for ``run`` but the last ones."""
+def _motion_arrays(run, bodies):
+    """The arrays of ``_tree_kernels.free_motion`` and ``constrained_motion`` for ``run`` as one ``MotionArrays``
+    (under NUMBA_DISABLE_JIT, a namespace of the same fields)."""
     data, pack = run.data, run.data.model_pack
-    free = (pack.mi, pack.mf, data.ws, data.wd, run.data_free.ws, run.q, run.v, run.tau, run.f_ext, run.gravity,
-            data.ddq, NO_GRAVITY, data.v_zero, run.offset, bodies.R, bodies.V_free, run.limits.speed, run.a_free,
-            run.xi)
-    constrained = (pack.mi, pack.mf, data.ws, data.wd, run.q, run.v, run.tau, run.f_ext, run.f_contact, run.f_total,
-                   run.gravity, data.ddq, run.a_free, NO_GRAVITY, data.v_zero, *run.joints, run.xi, run.q_next,
-                   run.scratch, run.limits.speed, run.a, run.instance.R, run.instance.p, run.offset, bodies.R, bodies.p,
-                   bodies.V, run.V_last)
-    return free, constrained
+    arrays = (pack.mi, pack.mf, data.ws, data.wd, run.data_free.ws, run.q, run.v, run.tau, run.f_ext, run.f_contact,
+              run.f_total, run.gravity, data.ddq, run.a_free, NO_GRAVITY, data.v_zero, *run.joints, run.xi, run.q_next,
+              run.scratch, run.limits.speed, run.a, run.instance.R, run.instance.p, run.offset, bodies.R, bodies.p,
+              bodies.V, bodies.V_free, run.V_last)
+    if not hasattr(motion_arrays, "overloads"):
+        return SimpleNamespace(**dict(zip(MOTION_FIELDS, arrays)))
+    return motion_arrays(*arrays)
 
 
 def _hybrid_wheels(run, universe) -> HybridWheels:
