@@ -84,7 +84,8 @@ class ContactCounts:
         self.unconverged_steps += unconverged
         self.contacts += contacts
         self.self_contacts += self_contacts
-        self.max_contacts = max(self.max_contacts, contacts)
+        if contacts > self.max_contacts:
+            self.max_contacts = contacts
 
     def summary(self) -> str:
         """One line for a run summary."""
@@ -266,13 +267,14 @@ class ContactStage:
             self.soles.relax()
 
     def warm_start(self) -> dict:
-        """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, the
-        closure forces, the soles' node displacements, the narrowphase results kept for reuse (``world.kept``), and
-        (by reference, never written) the kept factor of the linear solves (``_linalg_kernels.kept_solve``). With the
-        configuration, it makes a restored run continue exactly as the original."""
+        """The warm start of the next solve: the last contacts' pairs, points and local forces and the kept factor
+        of the linear solves (``_linalg_kernels.kept_solve``) by reference (arrays no later step writes: each step
+        makes new ones), copies of the closure forces, the soles' node displacements and the narrowphase results
+        kept for reuse (``world.kept``). With the configuration, it makes a restored run continue exactly as the
+        original. ``Simulation`` keeps it after every step (its last good state); ``State.capture`` copies it."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []
-        return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy(),
+        return dict(pair=pair, point=point, force=force, closure_force=self.closures.force.copy(),
                     sole_displacement=soles, factor=self.keep[:2], **self.world.kept())
 
     def set_warm_start(self, warm: dict):
@@ -351,7 +353,7 @@ class ContactStage:
         t = c.tables
         self.counts.add(len(c), K.self_contacts(c.pair, t.pair_object, t.object_multibody),
                         any(not s[3] for s in stats))
-        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],
+        self._groups = (ng, self.member_start.copy(), self.members.copy(), a["contact_start"], a["row_start"],
                         methods, stats)
 
     def _rigid_step(self, c, dt):
@@ -379,7 +381,9 @@ class ContactStage:
 
     def _one_call_done(self, c, ng, f_local, forces, self_contacts, unconverged, methods):
         """After a one-call step (``_rigid_step``, ``_tree_step``; ``ng`` groups, 0: nothing touches): the kept
-        factor, the forces, the warm start, the counts and the group reports, as ``step`` leaves them."""
+        factor, the forces, the warm start, the counts and the group reports, as ``step`` leaves them. The group
+        reports are read from the one call's arrays themselves (no copy): only the next step writes them, and it
+        replaces the reports."""
         if ng == 0:
             self._forget()
             self._apply(0)
@@ -387,8 +391,7 @@ class ContactStage:
         self._keep_factor()
         self.forces, self.previous = forces, (c.pair, c.point, f_local)
         self.counts.add(len(c), self_contacts, unconverged > 0)
-        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
-                        self.row_start[:ng + 1].copy(), methods, self.stats[:ng].copy())
+        self._groups = (ng, self.member_start, self.members, self.contact_start, self.row_start, methods, self.stats)
 
     def _tree_arrays(self) -> tuple:
         """The arguments of ``tree_contacts`` from ``offset`` to ``stats``: arrays and settings of the bodies, the
@@ -431,10 +434,10 @@ class ContactStage:
     def reports(self) -> tuple:
         """A ``GroupReport`` per collision group of the last step (built on first access)."""
         if self._groups is not None:
-            ms, members, cs, rs, methods, stats = self._groups
+            ng, ms, members, cs, rs, methods, stats = self._groups
             self._reports = tuple(GroupReport(tuple(members[ms[g]:ms[g + 1]].tolist()), int(cs[g + 1] - cs[g]),
                                               int(rs[g + 1] - rs[g]), methods[g], int(s[0]), float(s[1]),
-                                              float(s[2]), bool(s[3])) for g, s in enumerate(stats))
+                                              float(s[2]), bool(s[3])) for g, s in zip(range(ng), stats))
             self._groups = None
         return self._reports
 
@@ -605,9 +608,10 @@ class ContactStage:
         """After a solve: a new factor in ``keep`` becomes the kept one, never written again (warm starts refer to
         it); a forgotten one is dropped."""
         L_new, meta_new = self.keep[2:]
-        if meta_new[0] > 0:
+        kept = meta_new[0]
+        if kept > 0:
             self.keep = L_new, meta_new, np.empty(len(L_new)), np.zeros(len(meta_new), np.int64)
-        elif meta_new[0] < 0:
+        elif kept < 0:
             self.keep = (np.zeros(0), np.zeros(1, np.int64)) + self.keep[2:]
             meta_new[0] = 0
 
