@@ -45,6 +45,8 @@ from engine.model.universe import PluginSpec
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
 REUSE_SLOP = 0.05    # a pair's contacts are reused while it moves less than 0.05 slop: depths off by < slop / 10
 LIMIT_MARGIN = 2e-2  # rad or m: a joint this close to a bound has its limit row (wide: impacts are fast)
+NO_FORCES = np.zeros((0, 3))   # no contact: empty arrays, shared (nothing can be written into them)
+NO_PREVIOUS = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
 SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
                 "nonsmooth-newton": K.NONSMOOTH_NEWTON}
@@ -260,8 +262,8 @@ class ContactStage:
         """Forget the contacts and the warm starts (a step without contacts; the run's ``counts`` stay)."""
         self.keep = no_keep()            # the linear solves' kept factor (``_linalg_kernels.kept_solve``)
         self.contacts, self._groups, self._reports = None, None, ()
-        self.forces = np.zeros((0, 3))                       # world force on body a of each contact
-        self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
+        self.forces = NO_FORCES                              # world force on body a of each contact
+        self.previous = NO_PREVIOUS                          # pair, point, local force
         self.closures.force[:] = 0.0
         if self.soles:
             self.soles.relax()
