@@ -30,8 +30,10 @@ class State:
 
     @staticmethod
     def capture(t, step, qs, vs, warm_start=None, plugins=None) -> "State":
-        return State(float(t), int(step), tuple(_frozen(q) for q in qs), tuple(_frozen(v) for v in vs),
-                     dict(warm_start or {}), dict(plugins or {}))
+        """A State of copies: (q, v) frozen, the warm start's arrays copied (the engine's may be its own)."""
+        warm = {k: x.copy() if isinstance(x, np.ndarray) else x for k, x in (warm_start or {}).items()}
+        return State(float(t), int(step), tuple(_frozen(q) for q in qs), tuple(_frozen(v) for v in vs), warm,
+                     dict(plugins or {}))
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ from engine.model.universe import PluginSpec
 WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact of its pair within this distance
 REUSE_SLOP = 0.05    # a pair's contacts are reused while it moves less than 0.05 slop: depths off by < slop / 10
 LIMIT_MARGIN = 2e-2  # rad or m: a joint this close to a bound has its limit row (wide: impacts are fast)
+NO_FORCES = np.zeros((0, 3))   # no contact: empty arrays, shared (nothing can be written into them)
+NO_PREVIOUS = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
 METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
 SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
                 "nonsmooth-newton": K.NONSMOOTH_NEWTON}
@@ -87,7 +89,8 @@ class ContactCounts:
         self.unconverged_steps += unconverged
         self.contacts += contacts
         self.self_contacts += self_contacts
-        self.max_contacts = max(self.max_contacts, contacts)
+        if contacts > self.max_contacts:
+            self.max_contacts = contacts
 
     def summary(self) -> str:
         """One line for a run summary."""
@@ -263,20 +266,21 @@ class ContactStage:
         """Forget the contacts and the warm starts (a step without contacts; the run's ``counts`` stay)."""
         self.keep = no_keep()            # the linear solves' kept factor (``_linalg_kernels.kept_solve``)
         self.contacts, self._groups, self._reports = None, None, ()
-        self.forces = np.zeros((0, 3))                       # world force on body a of each contact
-        self.previous = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))   # pair, point, local force
+        self.forces = NO_FORCES                              # world force on body a of each contact
+        self.previous = NO_PREVIOUS                          # pair, point, local force
         self.closures.force[:] = 0.0
         if self.soles:
             self.soles.relax()
 
     def warm_start(self) -> dict:
-        """The warm start of the next solve (copies): the last contacts' pairs, points and local forces, the
-        closure forces, the soles' node displacements, the narrowphase results kept for reuse (``world.kept``), and
-        (by reference, never written) the kept factor of the linear solves (``_linalg_kernels.kept_solve``). With the
-        configuration, it makes a restored run continue exactly as the original."""
+        """The warm start of the next solve: the last contacts' pairs, points and local forces and the kept factor
+        of the linear solves (``_linalg_kernels.kept_solve``) by reference (arrays no later step writes: each step
+        makes new ones), copies of the closure forces, the soles' node displacements and the narrowphase results
+        kept for reuse (``world.kept``). With the configuration, it makes a restored run continue exactly as the
+        original. ``Simulation`` keeps it after every step (its last good state); ``State.capture`` copies it."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []
-        return dict(pair=pair.copy(), point=point.copy(), force=force.copy(), closure_force=self.closures.force.copy(),
+        return dict(pair=pair, point=point, force=force, closure_force=self.closures.force.copy(),
                     sole_displacement=soles, factor=self.keep[:2], **self.world.kept())
 
     def set_warm_start(self, warm: dict):
@@ -355,7 +359,7 @@ class ContactStage:
         t = c.tables
         self.counts.add(len(c), K.self_contacts(c.pair, t.pair_object, t.object_multibody),
                         any(not s[3] for s in stats))
-        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), a["contact_start"], a["row_start"],
+        self._groups = (ng, self.member_start.copy(), self.members.copy(), a["contact_start"], a["row_start"],
                         methods, stats)
 
     def _rigid_step(self, c, dt):
@@ -383,7 +387,9 @@ class ContactStage:
 
     def _one_call_done(self, c, ng, f_local, forces, self_contacts, unconverged, methods):
         """After a one-call step (``_rigid_step``, ``_tree_step``; ``ng`` groups, 0: nothing touches): the kept
-        factor, the forces, the warm start, the counts and the group reports, as ``step`` leaves them."""
+        factor, the forces, the warm start, the counts and the group reports, as ``step`` leaves them. The group
+        reports are read from the one call's arrays themselves (no copy): only the next step writes them, and it
+        replaces the reports."""
         if ng == 0:
             self._forget()
             self._apply(0)
@@ -391,8 +397,7 @@ class ContactStage:
         self._keep_factor()
         self.forces, self.previous = forces, (c.pair, c.point, f_local)
         self.counts.add(len(c), self_contacts, unconverged > 0)
-        self._groups = (self.member_start[:ng + 1].copy(), self.members.copy(), self.contact_start[:ng + 1].copy(),
-                        self.row_start[:ng + 1].copy(), methods, self.stats[:ng].copy())
+        self._groups = (ng, self.member_start, self.members, self.contact_start, self.row_start, methods, self.stats)
 
     def _tree_arrays(self):
         """The arguments of ``tree_contacts`` that are the same every step — the contact tables, arrays and settings
@@ -450,10 +455,10 @@ class ContactStage:
     def reports(self) -> tuple:
         """A ``GroupReport`` per collision group of the last step (built on first access)."""
         if self._groups is not None:
-            ms, members, cs, rs, methods, stats = self._groups
+            ng, ms, members, cs, rs, methods, stats = self._groups
             self._reports = tuple(GroupReport(tuple(members[ms[g]:ms[g + 1]].tolist()), int(cs[g + 1] - cs[g]),
                                               int(rs[g + 1] - rs[g]), methods[g], int(s[0]), float(s[1]),
-                                              float(s[2]), bool(s[3])) for g, s in enumerate(stats))
+                                              float(s[2]), bool(s[3])) for g, s in zip(range(ng), stats))
             self._groups = None
         return self._reports
 
@@ -622,9 +627,10 @@ class ContactStage:
         """After a solve: a new factor in ``keep`` becomes the kept one, never written again (warm starts refer to
         it); a forgotten one is dropped."""
         L_new, meta_new = self.keep[2:]
-        if meta_new[0] > 0:
+        kept = meta_new[0]
+        if kept > 0:
             self.keep = L_new, meta_new, np.empty(len(L_new)), np.zeros(len(meta_new), np.int64)
-        elif meta_new[0] < 0:
+        elif kept < 0:
             self.keep = (np.zeros(0), np.zeros(1, np.int64)) + self.keep[2:]
             meta_new[0] = 0
 

@@ -157,6 +157,15 @@ DONE, DYNAMICS_FAULT, NON_FINITE, ROOM, INTEGRATION_FAULT = range(5)     # ``fre
 
 
 @njit(cache=True, nogil=True)
+def commit(q, v, tau, kinetic, q_good, v_good, tau_good, kinetic_good):
+    """The last good state ← the current one (``FreeBodies.commit``): one call instead of four copies."""
+    q_good[:] = q
+    v_good[:] = v
+    tau_good[:] = tau
+    kinetic_good[:] = kinetic
+
+
+@njit(cache=True, nogil=True)
 def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
               kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset, body_R, body_p,
               V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max, reduction_tol,

@@ -66,6 +66,9 @@ class FreeBodies:
         self.energy_jump = np.array([r.limits.energy_jump for r in self.runs])    # the energy bound's terms
         self.energy_floor = np.array([r.limits.energy_floor for r in self.runs])  # (faults/limits.py)
         self.work = np.zeros((k, K.WORK))
+        self._good = (self.q, self.v, self.tau, self.kinetic, self.q_good, self.v_good, self.tau_good,
+                      self.kinetic_good)                   # ``commit``'s arguments
+        self._commit = bind(K.commit, *self._good)
         for i, run in enumerate(self.runs):                # the runs' arrays become views of the batch's rows
             run.q, run.v, run.tau, run.a, run.a_free = self.q[i], self.v[i], self.tau[i], self.a[i], self.a_free[i]
             run.f_ext, run.f_contact, run.V_last = self.f_ext[i:i + 1], self.f_contact[i:i + 1], self.V_last[i:i + 1]
@@ -142,8 +145,8 @@ class FreeBodies:
         too large for the kept factor's room is solved by ``stage._rigid_step``, which makes room."""
         status, bad, nc, ng, self_contacts, unconverged = self.free_step(self.arrays, *stage.previous, stage.keep,
                                                                          dt)
-        for run in self.runs:
-            run.data_stale = True                          # no ABA pass on their data this step
+        # the runs' data_stale flags stay set: only the readable path's Delassus stage clears them, after a pass of
+        # ``dynamics``, which sets them first
         if status == K.DYNAMICS_FAULT:
             self.dynamics(dt)                              # the same arithmetic: its checks raise
         if status == K.NON_FINITE:
@@ -166,7 +169,4 @@ class FreeBodies:
 
     def commit(self):
         """The state after a step that passed every check becomes the last good one (``Simulation._commit``)."""
-        np.copyto(self.q_good, self.q)
-        np.copyto(self.v_good, self.v)
-        np.copyto(self.tau_good, self.tau)
-        np.copyto(self.kinetic_good, self.kinetic)
+        self._commit(*self._good)
