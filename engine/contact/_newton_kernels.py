@@ -299,8 +299,8 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
                 f_trial, v_trial, keep, memo, B_col, B_val, width):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
-    ½‖φ‖² where φ is differentiable); (B_col, B_val, width): a factor of W or width 0 (``_direction``). Returns
-    whether a step was taken (f, v updated)."""
+    ½‖φ‖² where φ is differentiable); where no α does and no contact slips, ``plateau_step``. (B_col, B_val,
+    width): a factor of W or width 0 (``_direction``). Returns whether a step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
     _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
