@@ -357,7 +357,8 @@ def plateau_step(W, block_start, block_kind, block_mu, status, rows, f, v, wd, r
     walk's recorded problems: Lemke on a 64-facet cone then one Newton step, 9e-7 relative). f ← f − t r, t the
     step to the first constraint it meets (the ratio test of active-set methods, Nocedal & Wright 2006 §16.5):
     the contact's tangential force then opposes its remaining velocity, and the next classification lets it slip.
-    Returns whether f moved (``r`` is scratch)."""
+    Not beyond ‖t r‖ = ‖f‖: internal forces that meet no boundary sooner squeeze (a box wedged between parallel
+    walls, whose forces would grow until rounding in W f moved it). Returns whether f moved (``r`` is scratch)."""
     n = f.shape[0]
     r[:] = 0.0
     size, rest = 0.0, 0.0
@@ -380,8 +381,8 @@ def plateau_step(W, block_start, block_kind, block_mu, status, rows, f, v, wd, r
                 t = min(t, (f[s] - low) / r[s])
             elif r[s] < 0.0 and block_kind[b] == FRICTION:
                 t = min(t, (f[s] - block_mu[b]) / r[s])
-    if not (0.0 < t < math.inf):
-        return False
+    if not (0.0 < t and t * math.sqrt(size) <= force_norm(f)):     # no boundary within ‖f‖: a squeeze (a box
+        return False                                                 # wedged between walls), not a plateau step
     for i in rows:
         d = -t * r[i]
         f[i] += d
