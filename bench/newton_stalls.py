@@ -1,12 +1,13 @@
 """Steps the nonsmooth Newton solver leaves unconverged in simulation, and the cost of a step.
 
-Four runs with ``nonsmooth-newton`` (tolerance 1e-6, 100 iterations): Talos falling from scenes/default.xml's pose
+Five runs with ``nonsmooth-newton`` (tolerance 1e-6, 100 iterations): Talos falling from scenes/default.xml's pose
 without its stance controller for 2 s (as tests/contact/data/record_hard_problems.py), the same with
-``joint_limits="constraint"``, scenes/talos_knocks_box.xml for 5 s and scenes/default.xml for 1 s. Prints per run
+``joint_limits="constraint"``, scenes/talos_knocks_box.xml for 5 s, scenes/default.xml for 1 s and the
+flexible-ankle walk (scenes/talos_walk_ankles.xml, its six steps, 6 s; issue 16). Prints per run
 the steps left unconverged and the median wall time of a step over blocks of 100 steps (the first block, which
 compiles, is left out). ``--root`` runs another checkout (a worktree of main for before/after: alternate the runs).
 
-    python bench/newton_stalls.py [--root /tmp/ref] [--runs fall limits knock default]
+    python bench/newton_stalls.py [--root /tmp/ref] [--runs fall limits knock default walk]
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from time import perf_counter
 
 import numpy as np
 
-SECONDS = {"fall": 2.0, "limits": 2.0, "knock": 5.0, "default": 1.0}
+SECONDS = {"fall": 2.0, "limits": 2.0, "knock": 5.0, "default": 1.0, "walk": 6.0}
+SCENES = {"knock": "talos_knocks_box.xml", "default": "default.xml", "walk": "talos_walk_ankles.xml"}
 
 
 def simulation(run, root):
@@ -26,7 +28,7 @@ def simulation(run, root):
     if run in ("fall", "limits"):
         return R.talos('nonsmooth-newton" joint_limits="constraint' if run == "limits" else "nonsmooth-newton")
     from dataclasses import replace
-    universe = R.load_universe(root / "scenes" / ("talos_knocks_box.xml" if run == "knock" else "default.xml"))
+    universe = R.load_universe(root / "scenes" / SCENES[run])
     return R.Simulation(universe.with_settings(solver=replace(universe.solver, name="nonsmooth-newton")))
 
 

@@ -34,7 +34,10 @@ stick gives J singular values of 1e-8 that the normal equations J Jᵀ would los
 solution of least norm where it is not).
 
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
-Where no step length does, or Newton steps stop cutting the natural residual (cone.py), a phase of
+Where no step length does because no contact slips and the active rows' system is inconsistent (a rigid foot's
+corners that cannot all stick: ½‖φ‖² is flat along the internal forces), the forces move along them to the first
+cone boundary (``plateau_step``). Where no step length does otherwise, or Newton steps stop cutting the natural
+residual (cone.py), a phase of
 Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
 strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
 """
@@ -55,6 +58,7 @@ LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the f
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
+PLATEAU_FRACTION = 1e-6         # ‖r_A‖ ≥ this × ‖v_A‖: the active rows' system is inconsistent (``plateau_step``)
 
 
 @njit(cache=True, nogil=True)
@@ -295,8 +299,8 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
                 f_trial, v_trial, keep, memo, B_col, B_val, width):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
-    ½‖φ‖² where φ is differentiable); (B_col, B_val, width): a factor of W or width 0 (``_direction``). Returns
-    whether a step was taken (f, v updated)."""
+    ½‖φ‖² where φ is differentiable); where no α does and no contact slips, ``plateau_step``. (B_col, B_val,
+    width): a factor of W or width 0 (``_direction``). Returns whether a step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
     _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
@@ -338,7 +342,75 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             v[:] = v_trial
             return True
         alpha *= 0.5
-    return False
+    return not slipping and plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial)
+
+
+@njit(cache=True, nogil=True)
+def plateau_step(W, block_start, block_kind, block_mu, status, rows, f, v, wd, r):
+    """Where no contact slips and the Newton step finds no descent: the active rows' system W_AA Δf_A = b is
+    inconsistent and ½‖φ‖² is flat along the internal forces. Moves f along them to the nearest cone boundary.
+
+    The least-squares Δf (``_direction``, W Δf in ``wd``) leaves the velocity r_A = v_A + (W Δf)_A, which lies in
+    null W_AA (W symmetric PSD: W_AA r_A = 0, so W r = 0 and v does not change with f along r). It is a sticking
+    rigid foot's part of the targets no rigid motion meets (a push-out at some corners only): φ_A = ρ v_A keeps it
+    whatever the forces, and the exact solution has a contact slipping, its force on the cone's boundary (the
+    walk's recorded problems: Lemke on a 64-facet cone then one Newton step, 9e-7 relative). f ← f − t r, t the
+    step to the first constraint it meets (the ratio test of active-set methods, Nocedal & Wright 2006 §16.5):
+    the contact's tangential force then opposes its remaining velocity, and the next classification lets it slip.
+    Not beyond ‖t r‖ = ‖f‖: internal forces that meet no boundary sooner squeeze (a box wedged between parallel
+    walls, whose forces would grow until rounding in W f moved it). Returns whether f moved (``r`` is scratch)."""
+    n = f.shape[0]
+    r[:] = 0.0
+    size, rest = 0.0, 0.0
+    for i in rows:
+        r[i] = v[i] + wd[i]
+        size += r[i] * r[i]
+        rest += v[i] * v[i]
+    if not size > PLATEAU_FRACTION ** 2 * rest:          # consistent: a kink, not a plateau
+        return False
+    t = math.inf
+    for b in range(block_kind.shape[0]):
+        s = block_start[b]
+        if status[b] == STICK:
+            t = min(t, _cone_exit(f[s], f[s + 1], f[s + 2], r[s], r[s + 1], r[s + 2], block_mu[b]))
+        elif status[b] == FRICTIONLESS and r[s] > 0.0:
+            t = min(t, f[s] / r[s])
+        elif status[b] == BOUND and block_kind[b] >= FRICTION:     # a one-row block inside its set
+            low = 0.0 if block_kind[b] == LIMIT else -block_mu[b]
+            if r[s] > 0.0:
+                t = min(t, (f[s] - low) / r[s])
+            elif r[s] < 0.0 and block_kind[b] == FRICTION:
+                t = min(t, (f[s] - block_mu[b]) / r[s])
+    if not (0.0 < t and t * math.sqrt(size) <= force_norm(f)):     # no boundary within ‖f‖: a squeeze (a box
+        return False                                                 # wedged between walls), not a plateau step
+    for i in rows:
+        d = -t * r[i]
+        f[i] += d
+        for j in range(n):
+            v[j] += W[i, j] * d
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _cone_exit(fn, f1, f2, rn, r1, r2, mu):
+    """The smallest t > 0 at which f − t r leaves K_μ (f in K_μ), ∞ if it never does: the first root of
+    μ²(f_n − t r_n)² − ‖f_t − t r_t‖² = 0, or f_n − t r_n = 0."""
+    a = mu * mu * rn * rn - r1 * r1 - r2 * r2
+    b = -2.0 * (mu * mu * fn * rn - f1 * r1 - f2 * r2)
+    c = max(mu * mu * fn * fn - f1 * f1 - f2 * f2, 0.0)
+    t = fn / rn if rn > 0.0 else math.inf
+    if a == 0.0:
+        if b < 0.0:
+            t = min(t, -c / b)
+        return t
+    disc = b * b - 4.0 * a * c
+    if disc < 0.0:
+        return t
+    q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
+    for root in (q / a, c / q if q != 0.0 else math.inf):
+        if 0.0 < root < t and fn - root * rn >= 0.0:
+            t = root
+    return t
 
 
 @njit(cache=True, nogil=True)

@@ -8,14 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.contact import _newton_kernels as K
 from engine.contact import contact_residual, gauss_seidel, solve
 from engine.contact.cone import project_coulomb
+from engine.contact._linalg_kernels import no_keep, no_memo
 from engine.contact.conic import load_problem
-from engine.contact.newton import nonsmooth_newton
+from engine.contact.gauss_seidel import _prepare
+from engine.contact.newton import no_factor, nonsmooth_newton
 from engine.model.universe import SolverSettings
 
 DATA = Path(__file__).resolve().parent / "data"
 PROBLEMS = ("talos_lying", "talos_falling", "stack10", "sole4")
+WALK = ("walk_double", "walk_single")  # the flexible-ankle walk's steps 18 and 2373, unconverged on 2ef9dba
 DEFAULT = SolverSettings()          # tolerance 1e-6, at most 100 iterations
 
 
@@ -46,6 +50,49 @@ def test_nonsmooth_newton_solves_the_recorded_problems_to_tolerance(name, warm):
     assert np.all(fc[:, 0] >= 0.0) and np.all(np.linalg.norm(fc[:, 1:], axis=1) <= mu * fc[:, 0] * (1 + 1e-12) + slack)
     v = (W @ f + u).reshape(-1, 3)                                     # no interpenetration beyond tolerance
     assert np.all(v[:, 0] >= -1e-6 * np.abs(u).max())
+
+
+@pytest.mark.parametrize("name", WALK)
+def test_the_walks_stalled_problems_are_solved_with_a_corner_slipping(name):
+    """A rigid foot whose loaded corners cannot all stick: W_AA x = −u_A has no solution (a Baumgarte push-out
+    at some corners only; least squares, numpy, leaves a velocity far above rounding). 2ef9dba's solver stopped at
+    1e-5 of the force after 100 iterations; from the recorded warm start it must now reach the tolerance by
+    Coulomb's law written out here, with the corner that moves fastest slipping: its force on the cone's
+    boundary, against its velocity."""
+    W, u, blocks, f0 = load(name)
+    mu = blocks.block_mu
+    f, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
+    scale = max(np.linalg.norm(f), natural_residual(W, u, np.zeros_like(u), mu))
+    assert stats.converged and natural_residual(W, u, f, mu) <= 1e-6 * scale
+    F, V = f.reshape(-1, 3), (W @ f + u).reshape(-1, 3)
+    A = np.flatnonzero(np.repeat(F[:, 0] > 0.0, 3))                    # the loaded corners, all sticking: no f
+    x = np.linalg.lstsq(W[np.ix_(A, A)], -u[A], rcond=None)[0]
+    assert np.linalg.norm(W[np.ix_(A, A)] @ x + u[A]) > 1e-7 * np.linalg.norm(u[A])
+    speed = np.where(F[:, 0] > 0.0, np.linalg.norm(V[:, 1:], axis=1), 0.0)
+    c = int(np.argmax(speed))
+    assert np.linalg.norm(F[c, 1:]) == pytest.approx(mu[c] * F[c, 0], rel=1e-6)
+    assert F[c, 1:] @ V[c, 1:] <= -(1 - 1e-4) * np.linalg.norm(F[c, 1:]) * speed[c]
+
+
+def test_the_plateau_step_moves_the_internal_forces_only():
+    """``_newton_kernels.plateau_step`` on walk_single: the first Newton step from the warm start lands where
+    the sticking corners' system is inconsistent; the next step moves f by the internal forces (W Δf = 0: v the
+    same to rounding), keeps it in the cone and puts one corner on the cone's boundary."""
+    W, u, blocks, f0 = load("walk_single")
+    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
+    _, state, rho = _prepare(W, start, kind, blocks.inv_start)
+    n, m = len(u), len(kind)
+    f, memo = blocks.project(f0), no_memo(n)
+    v = W @ f + u
+    work = (np.zeros(m, np.int64), np.zeros((m, 5)), np.zeros(n, np.int64), *(np.zeros(n) for _ in range(4)))
+    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
+    g, w = f.copy(), v.copy()
+    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
+    assert np.linalg.norm(f - g) > 1.0 and np.linalg.norm(v - w) <= 1e-12 * np.linalg.norm(w)
+    assert np.allclose(W @ f + u, v, rtol=0, atol=1e-12 * np.abs(u).max())
+    F = f.reshape(-1, 3)
+    room = mu * F[:, 0] - np.linalg.norm(F[:, 1:], axis=1)
+    assert room.min() >= -1e-12 * F[:, 0].max() and np.sum(np.abs(room) <= 1e-9 * F[:, 0].max()) >= 1
 
 
 def test_gauss_seidel_newton_does_not_reach_the_tolerance_on_the_lying_robot():

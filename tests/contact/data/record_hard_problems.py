@@ -17,6 +17,10 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  there (the fall is chaotic: later code reaches another state at that time).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
+* walk_double, walk_single: scenes/talos_walk_ankles.xml (Talos walking on flexible ankles, nonsmooth-newton,
+                 PYTHONHASHSEED=1) at its step 18 (both feet, 8 contacts, W rank 12) and 2373 (one foot, 4 contacts,
+                 W rank 6), two of the steps 2ef9dba left unconverged: a rigid foot's Baumgarte targets no rigid
+                 motion meets, so the exact solution has a corner slipping (``_newton_kernels.plateau_step``).
 """
 from __future__ import annotations
 
@@ -109,6 +113,19 @@ def wedged_problem():
         return load_problem(next(Path(tmp).glob("*.npz")))
 
 
+def walk_problems():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = Simulation(load_universe(ROOT / "scenes/talos_walk_ankles.xml"))
+    for name, step in (("walk_double", 17), ("walk_single", 2372)):
+        sim.step(step - sim.step_count)
+        with tempfile.TemporaryDirectory() as tmp:
+            sim.contact_stage.export_problems(tmp)      # the walk's step solves in one call: export
+            sim.step()
+            sim.contact_stage.export = None
+            yield name, load_problem(next(Path(tmp).glob("*.npz")))
+
+
 def stack_problem(recorder):
     boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
                       f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
@@ -137,6 +154,7 @@ def main(names):
     problems["talos_wedged"] = wedged_problem()
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
+    problems.update(walk_problems())
     for name, problem in problems.items():
         if names and name not in names:
             continue
