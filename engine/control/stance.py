@@ -53,7 +53,7 @@ class StancePD:
         Jc, base = np.vstack(rows), ~self.mask
         f = np.linalg.lstsq(Jc[:, base].T, g[base], rcond=None)[0]
         self.tau_s = (g - Jc.T @ f) * self.mask
-        self.error, self.scratch = np.zeros(model.nv), np.zeros(8)
+        self.error, self.scratch, self.tau = np.zeros(model.nv), np.zeros(8), np.zeros(model.nv)
         self.q_ref = self.q0.copy()
         self.trajectory = JointTrajectory(model, Path(base_dir) / trajectory) if trajectory else None
         self.joints = (model.joint_type.copy(), model.joint_idx_q.copy(), model.joint_idx_v.copy())
@@ -62,8 +62,10 @@ class StancePD:
         pass
 
     def control(self, t, q, v):
-        """tau_s + kp (q_ref ⊖ q) − kd v, clamped (q is the simulation's, already a valid configuration)."""
+        """tau_s + kp (q_ref ⊖ q) − kd v, clamped (q is the simulation's, already a valid configuration); the
+        array is the controller's own, rewritten by the next call."""
         if self.trajectory is not None:
             self.trajectory(t, self.q_ref)
-        return stance_torque(*self.joints, q, v, self.q_ref, self.tau_s, self.kp, self.kd, self.limit, self.mask,
-                             self.error, self.scratch)
+        stance_torque(*self.joints, q, v, self.q_ref, self.tau_s, self.kp, self.kd, self.limit, self.mask, self.error,
+                      self.scratch, self.tau)
+        return self.tau
