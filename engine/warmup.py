@@ -130,9 +130,21 @@ def free_bodies():
         Simulation(load_universe(path)).step(20)
 
 
+def one_robot():
+    """One robot alone on the ground, walking (scenes/talos_walk.xml, 20 steps): the one-call stages of a single
+    articulated multibody (``_tree_kernels``: dynamics, contacts, integration) and the walking controller's."""
+    import warnings
+
+    from engine.model.universe_xml import load_universe
+    from engine.simulation import Simulation
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # the URDF's mimic joints, the meshes' convex hulls
+        Simulation(load_universe(ROOT / "scenes/talos_walk.xml")).step(20)
+
+
 JOBS = {"gauss-seidel-newton": lambda: scene("gauss-seidel-newton"), "gauss-seidel": lambda: scene("gauss-seidel"),
         "nonsmooth-newton": lambda: scene("nonsmooth-newton"), "lemke": lambda: scene("lemke"), "solvers": solvers,
-        "soles": soles, "free bodies": free_bodies, "dynamics": dynamics}
+        "soles": soles, "free bodies": free_bodies, "one robot": one_robot, "dynamics": dynamics}
 
 
 def _orders(workers: int) -> list:
