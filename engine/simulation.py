@@ -23,7 +23,7 @@ import numpy as np
 
 from engine import engines, faults, plugins
 from engine.contact import _stepping_kernels as K
-from engine.contact.stepping import WorldBodies
+from engine.contact.closures import WorldBodies
 from engine.dynamics import aba, forward_kinematics, kinetic_energy, kinetic_energy_of_motion, potential_energy
 from engine.dynamics.lie import integrate_kernel
 from engine.errors import DivergenceError, PluginError, SimulationError, UniverseError

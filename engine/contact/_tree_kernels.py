@@ -6,7 +6,7 @@ layout, warm start, W = δt Λ (``multibody_delassus``: the thesis's methods fro
 inertias), the solve (``solve_and_retry``: ``solve_groups``, with the retry of a failed group without its positive
 targets), Gᵀf (``scatter``) and the body-frame wrenches (``body_wrenches``) — with the same arguments in the same
 order, so the forces are the same to the last bit (as ``_rigid_kernels.rigid_contacts`` does for free rigid
-bodies). The rows of the multibody's closures, joint friction and limits come in as ``stepping.Closures.update``
+bodies). The rows of the multibody's closures, joint friction and limits come in as ``closures.Closures.update``
 leaves them.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, obj
     """The detected contacts (point … depth, ``pair`` into the tables pair_object … pair_restitution) on the
     bodies of ``offset`` … V_free, multibody 0 the articulated one (its base placement R_m, its ABA workspace
     ``bi`` … ``wd`` and Delassus workspace ``Sw`` … ``union``: ``stepping.ContactStage._group_delassus``), the
-    rows of ``stepping.Closures`` (``closure_mb`` its ``active_mb``), the previous step's (prev_pair, prev_point,
+    rows of ``closures.Closures`` (``closure_mb`` its ``active_mb``), the previous step's (prev_pair, prev_point,
     prev_force) as warm start: the groups (``parent`` … ``row_start`` as ``contact_groups``, ``group_layout``),
     each contact's local force ``f_local`` and world force ``forces``, the closures' forces ``closure_f``, the
     world wrenches ``wrench``, the multibody's body-frame wrenches ``f_body`` and ``in_contact[0]``, the groups'

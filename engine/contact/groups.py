@@ -105,7 +105,7 @@ def group_layout(ng, member_start, members, contact_start, contacts, mu, closure
                  block_start, block_kind, block_mu, w_start):
     """Rows, blocks and W entries of each group: its contacts (3 rows each, in order), then per member its
     closures (``closure_start``), its joints' friction rows (``joint_start``) and its active limit rows
-    (``limit_start``; an idle one has 0 rows), entries of the same table (``stepping.Closures``: kind and bound
+    (``limit_start``; an idle one has 0 rows), entries of the same table (``closures.Closures``: kind and bound
     per entry).  ``contact_row``/``closure_row``: first global row of each
     (−1: in no group); group k's block starts (local rows) are
     ``block_start[block_offset[k] + k : block_offset[k + 1] + k + 1]``."""

@@ -15,7 +15,7 @@ from engine.contact.delassus import delassus, workspace
 from engine.contact.frames import contact_frames
 from engine.contact.groups import collision_groups, unassembled
 from engine.contact.problem import closure_blocks, closure_rows, contact_block
-from engine.contact.stepping import Closures, WorldBodies
+from engine.contact.closures import Closures, WorldBodies
 from engine.dynamics import aba
 from engine.dynamics.integrators import random_configuration
 from engine.model.model import Closure
