@@ -280,6 +280,11 @@ class CollisionWorld:
             if nc > native:  # FCL pairs come after the native ones: back to pair order
                 order = np.argsort(ws.pair[:nc], kind="stable")
                 return Contacts(ws.point[order], ws.normal[order], ws.depth[order], ws.pair[order], self.tables)
+        return self.first_contacts(nc)
+
+    def first_contacts(self, nc) -> Contacts:
+        """The workspace's first ``nc`` contacts, copied (the next detection rewrites the workspace)."""
+        ws = self.workspace
         return Contacts(ws.point[:nc].copy(), ws.normal[:nc].copy(), ws.depth[:nc].copy(), ws.pair[:nc].copy(),
                         self.tables)
 

@@ -27,7 +27,6 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine.collision._kernels import bind
-from engine.collision.contacts import Contacts
 from engine.contact.stepping import SOLVER_CODES, WARM_RADIUS
 from engine.engines import _free_body_kernels as K
 from engine.engines._step_arrays import FIELDS
@@ -155,9 +154,7 @@ class FreeBodies:
             if not stage.idle:
                 stage._forget()
         else:
-            ws = stage.world.workspace
-            c = stage.contacts = Contacts(ws.point[:nc].copy(), ws.normal[:nc].copy(), ws.depth[:nc].copy(),
-                                          ws.pair[:nc].copy(), stage.world.tables)
+            c = stage.contacts = stage.world.first_contacts(nc)
             if status == K.ROOM:
                 stage._rigid_step(c, dt)
                 self.integrate(dt)
