@@ -134,7 +134,8 @@ def free_bodies():
 
 def one_robot():
     """One robot alone on the ground, walking (scenes/talos_walk.xml, 20 steps): the one-call stages of a single
-    articulated multibody (``_tree_kernels``: dynamics, contacts, integration) and the walking controller's."""
+    articulated multibody (``_tree_kernels``: dynamics, contacts, integration) and the walking controller's; then
+    the default scene (5 steps) for its stance controller's kernel."""
     import warnings
 
     from engine.model.universe_xml import load_universe
@@ -142,6 +143,7 @@ def one_robot():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                  # the URDF's mimic joints, the meshes' convex hulls
         Simulation(load_universe(ROOT / "scenes/talos_walk.xml")).step(20)
+        Simulation(load_universe(ROOT / "scenes/default.xml")).step(5)
 
 
 JOBS = {"gauss-seidel-newton": lambda: scene("gauss-seidel-newton"), "gauss-seidel": lambda: scene("gauss-seidel"),
