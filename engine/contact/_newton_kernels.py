@@ -53,7 +53,7 @@ from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT,
                                     project_cone, project_row)
 from engine.contact._linalg_kernels import least_norm_rows, memo_definite, memo_solve, no_memo
 
-SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
+SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED, HELD = 0, 1, 2, 3, 4, 5, 6   # per block: how its rows enter
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
@@ -130,7 +130,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
         st = status[b]
         for r in range(s, e):
             active = st == BOUND or st == STICK or st == SLIP or (st == FRICTIONLESS and r == s)
-            df[r] = 0.0 if active else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
+            df[r] = 0.0 if active or st == HELD else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
             if active:
                 rows[k] = r
                 k += 1
@@ -342,7 +342,23 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             v[:] = v_trial
             return True
         alpha *= 0.5
-    return not slipping and plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial)
+    if slipping:                                         # the slipping contacts held: the sticking rows' system
+        for b in range(block_kind.shape[0]):
+            if status[b] == SLIP:
+                status[b] = HELD
+                m -= 3
+        _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, False, rows, df, wd,
+                   keep, memo, B_col, B_val, width)
+        for i in range(n):
+            if not math.isfinite(df[i]):
+                return False
+        for i in range(n):
+            wd[i] = 0.0
+        for j in range(n):
+            if df[j] != 0.0:
+                for i in range(n):
+                    wd[i] += W[j, i] * df[j]
+    return plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial)
 
 
 @njit(cache=True, nogil=True)
