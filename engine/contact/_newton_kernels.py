@@ -34,10 +34,11 @@ stick gives J singular values of 1e-8 that the normal equations J Jᵀ would los
 solution of least norm where it is not).
 
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
-Where no step length does because no contact slips and the active rows' system is inconsistent (a rigid foot's
-corners that cannot all stick: ½‖φ‖² is flat along the internal forces), the forces move along them to the first
-cone boundary (``plateau_step``). Where no step length does otherwise, or Newton steps stop cutting the natural
-residual (cone.py), a phase of
+Where no step length does because the sticking contacts' system is inconsistent (a rigid foot's corners that
+cannot all stick: ½‖φ‖² is flat along the internal forces), the forces move along them to the first cone boundary
+(``plateau_step``); where contacts slip, the sticking rows' system is the one with the slipping contacts' forces
+held (status HELD: Δf = 0 on their rows), whose least-squares residual lies in null W as well. Where no step
+length does otherwise, or Newton steps stop cutting the natural residual (cone.py), a phase of
 Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
 strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
 """
@@ -53,7 +54,8 @@ from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT,
                                     project_cone, project_row)
 from engine.contact._linalg_kernels import least_norm_rows, memo_definite, memo_solve, no_memo
 
-SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED = 0, 1, 2, 3, 4, 5   # per block: how its rows enter
+SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED, HELD = 0, 1, 2, 3, 4, 5, 6   # per block: how its rows enter
+# (HELD: a slipping contact whose force ``plateau_step`` keeps, its rows out of the system)
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
@@ -130,7 +132,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
         st = status[b]
         for r in range(s, e):
             active = st == BOUND or st == STICK or st == SLIP or (st == FRICTIONLESS and r == s)
-            df[r] = 0.0 if active else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
+            df[r] = 0.0 if active or st == HELD else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
             if active:
                 rows[k] = r
                 k += 1
@@ -299,8 +301,13 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
                 f_trial, v_trial, keep, memo, B_col, B_val, width):
     """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
-    ½‖φ‖² where φ is differentiable); where no α does and no contact slips, ``plateau_step``. (B_col, B_val,
-    width): a factor of W or width 0 (``_direction``). Returns whether a step was taken (f, v updated)."""
+    ½‖φ‖² where φ is differentiable); where no α does, ``plateau_step`` on the sticking rows — with the slipping
+    contacts' forces held when some slip (their status set to HELD): the least-squares Δf of the sticking rows
+    W_SS Δf_S = −v_S − W_SD Δf_D (Δf = 0 on the held rows) leaves r_S in null W_SS, so W r = 0 as without them,
+    and moving f_S along r changes no velocity, the slipping contacts' φ included (Talos falling with its joints'
+    limits as rows: a contact sticking with 1e-5 m/s left that no step length removed, 178 of 1000 steps
+    unconverged on 0c2aeea). (B_col, B_val, width): a factor of W or width 0 (``_direction``). Returns whether a
+    step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
     _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
@@ -309,12 +316,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
         if not math.isfinite(df[i]):
             return False
     merit = ac_merit(f, v, block_start, block_kind, block_mu, block_rho)
-    for i in range(n):                                   # w = W Δf (into wd)
-        wd[i] = 0.0
-    for j in range(n):
-        if df[j] != 0.0:
-            for i in range(n):
-                wd[i] += W[j, i] * df[j]
+    _times_W(W, df, wd)                                  # w = W Δf
     alpha = 1.0
     for _ in range(LINE_SEARCH_STEPS):
         for i in range(n):                               # v⁺ = v + α W Δf + W (f⁺ − f − α Δf), the last term
@@ -342,13 +344,36 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             v[:] = v_trial
             return True
         alpha *= 0.5
-    return not slipping and plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial)
+    if slipping:                                         # the slipping contacts held: the sticking rows' system
+        for b in range(block_kind.shape[0]):
+            if status[b] == SLIP:
+                status[b] = HELD
+                m -= 3
+        _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, False, rows, df, wd,
+                   keep, memo, B_col, B_val, width)
+        for i in range(n):
+            if not math.isfinite(df[i]):
+                return False
+        _times_W(W, df, wd)
+    return plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial)
+
+
+@njit(cache=True, nogil=True)
+def _times_W(W, x, w):
+    """w = W x, skipping the zeros of x (W symmetric: its rows as columns)."""
+    for i in range(x.shape[0]):
+        w[i] = 0.0
+    for j in range(x.shape[0]):
+        if x[j] != 0.0:
+            for i in range(x.shape[0]):
+                w[i] += W[j, i] * x[j]
 
 
 @njit(cache=True, nogil=True)
 def plateau_step(W, block_start, block_kind, block_mu, status, rows, f, v, wd, r):
-    """Where no contact slips and the Newton step finds no descent: the active rows' system W_AA Δf_A = b is
-    inconsistent and ½‖φ‖² is flat along the internal forces. Moves f along them to the nearest cone boundary.
+    """Where the Newton step finds no descent: the sticking rows' system W_AA Δf_A = b (``rows``; the slipping
+    contacts held, ``newton_step``) is inconsistent and ½‖φ‖² is flat along the internal forces. Moves f along
+    them to the nearest cone boundary.
 
     The least-squares Δf (``_direction``, W Δf in ``wd``) leaves the velocity r_A = v_A + (W Δf)_A, which lies in
     null W_AA (W symmetric PSD: W_AA r_A = 0, so W r = 0 and v does not change with f along r). It is a sticking

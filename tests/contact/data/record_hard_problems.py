@@ -15,6 +15,11 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  contacts; contact 24 joins two links two joints apart, its W_ii has rank 2 and its null
                  direction lies inside the cone. Recorded with commit 98a1662, whose local Newton took 4.7e14 N
                  there (the fall is chaotic: later code reaches another state at that time).
+* talos_limits_landing, talos_limits_arms: the same fall under nonsmooth-newton with the joints' limits as
+                 constraint rows (``joint_limits="constraint"``), at its steps 388 (15 contacts, 4 limit rows, W
+                 49 × 49 of rank 20) and 745 (37 contacts, 6 limit rows, W 117 × 117 of rank 35), two of the 178
+                 falling steps 0c2aeea left unconverged (recorded with it): the line search failed with a contact
+                 slipping while the sticking contacts' system was inconsistent (``_newton_kernels.newton_step``).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * walk_double, walk_single: scenes/talos_walk_ankles.xml (Talos walking on flexible ankles, nonsmooth-newton,
@@ -126,6 +131,17 @@ def walk_problems():
             yield name, load_problem(next(Path(tmp).glob("*.npz")))
 
 
+def limits_problems():
+    sim = talos('nonsmooth-newton" joint_limits="constraint')
+    for name, step in (("talos_limits_landing", 387), ("talos_limits_arms", 744)):
+        sim.step(step - sim.step_count)
+        with tempfile.TemporaryDirectory() as tmp:
+            sim.contact_stage.export_problems(tmp)      # the one-call path records nothing: export
+            sim.step()
+            sim.contact_stage.export = None
+            yield name, load_problem(next(Path(tmp).glob("*.npz")))
+
+
 def stack_problem(recorder):
     boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
                       f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
@@ -155,6 +171,7 @@ def main(names):
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
     problems.update(walk_problems())
+    problems.update(limits_problems())
     for name, problem in problems.items():
         if names and name not in names:
             continue
