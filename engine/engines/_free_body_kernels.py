@@ -221,16 +221,16 @@ def step_arrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, 
                 body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max,
                 reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
                 parent, group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver,
-                tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local, forces):
-    """The arrays of ``free_step`` but the warm start, ``keep``, δt and the slot as one ``StepArrays``
-    (``free_step_of``)."""
+                tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local, forces, q_good, v_good, tau_good):
+    """The arrays of ``free_step`` but the warm start, ``keep``, δt and the slot, and the last good state's of
+    ``commit``, as one ``StepArrays`` (``free_step_of``, ``commit_of``)."""
     return StepArrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
                       kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset,
                       body_R, body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin,
                       n_max, reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu,
                       pair_restitution, parent, group_of, member_start, members, contact_start, row_start, stats,
                       erp, slop, radius, solver, tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local,
-                      forces)
+                      forces, q_good, v_good, tau_good)
 
 
 @njit(cache=True, nogil=True)
@@ -246,3 +246,8 @@ def free_step_of(s, prev_pair, prev_point, prev_force, keep, dt, slot):
                      prev_point, prev_force, keep, dt, slot, s.out_point, s.out_normal, s.out_depth, s.out_pair,
                      s.f_local, s.forces)
 
+
+@njit(cache=True, nogil=True)
+def commit_of(s):
+    """``commit`` on the arrays of the ``StepArrays`` s."""
+    commit(s.q, s.v, s.tau, s.kinetic, s.q_good, s.v_good, s.tau_good, s.kinetic_good)

@@ -117,7 +117,8 @@ class FreeBodies:
         the kernel compiled for its types (``collision._kernels.bind``: no per-call type dispatch, which costs more
         than the step on the collision world's named tuples; the arguments that change, the warm start and
         ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are passed as contiguous
-        copies, so that every world compiles (and caches) the same kernel."""
+        copies, so that every world compiles (and caches) the same kernel. ``commit`` then takes the same structure
+        (``_free_body_kernels.commit_of``)."""
         b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
         t, c = w.tables, w.settings
         tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
@@ -134,10 +135,12 @@ class FreeBodies:
             float(c.margin), int(c.max_contacts_per_pair), tuple(map(float, c.reduction_tolerances)),
             float(c.reuse_distance), *tables, stage.parent, stage.group_of, stage.member_start, stage.members,
             stage.contact_start, stage.row_start, stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS,
-            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), *self.out)
+            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), *self.out, self.q_good,
+            self.v_good, self.tau_good)
         jit = hasattr(K.free_step, "overloads")
         self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
         self.free_step = bind(K.free_step_of, self.arrays, *stage.previous, stage.keep, self.sim.dt, 0)
+        self._commit, self._good = bind(K.commit_of, self.arrays), (self.arrays,)     # one argument to unbox
 
     def step(self, dt, stage):
         """The whole step — dynamics, collision, contacts, integration — of a world of these free bodies alone, in
