@@ -217,6 +217,7 @@ class CollisionWorld:
         self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
         self._reusing = s.reuse_distance > 0.0 and bool(reuse.any())     # contacts may be kept (``kept``)
         self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+        self._kept = -1, {}                          # (cache version, ``kept()``) of the last pack
         arrays = self.shapes, self.pair_arrays, self.workspace, self.cache
         jit = hasattr(K.world_arrays, "overloads")      # under NUMBA_DISABLE_JIT, a namespace of the same fields
         self._arrays = K.world_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(WORLD_FIELDS, arrays)))
@@ -292,12 +293,15 @@ class CollisionWorld:
         """The kept results of the pairs in contact (``kept_pair``, ``kept_rows``: a copy, _reuse.pack) and the
         margin they hold for (``kept_margin``), which with the placements make ``detect`` continue exactly as it
         would have (``restore``); empty when no contact can be kept. The kept "apart" results are left out:
-        reusing one gives what the narrowphase gives."""
+        reusing one gives what the narrowphase gives. The copy is made again only when a result kept in contact
+        changed (the cache's ``version``): until then the same arrays, which nothing writes."""
         c = self.cache
         if not self._reusing:
             return {}
-        pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
-        return dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
+        if self._kept[0] != c.version[0]:               # packed again only when a result kept in contact changed
+            pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+            self._kept = int(c.version[0]), dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
+        return dict(self._kept[1])
 
     def restore(self, kept=None):
         """Forget every kept result, then take back those of ``kept()`` (in a dict that may hold other keys;
@@ -307,6 +311,7 @@ class CollisionWorld:
             self.cache.margin[:] = kept["kept_margin"]
         else:
             self.cache.reach[:] = 0.0
+            self.cache.version[0] += 1
 
     def _raise_non_finite(self):
         ws = self.workspace
