@@ -93,10 +93,13 @@ class CollisionWorld:
     reuse, _reuse.PairCache), and ``body_placements[m]``:
     (R (nb, 3, 3), p (nb, 3)) views of the body placements of multibody m, which a caller may fill in place
     before ``update()`` instead of passing copies (``placements``: the same for every body, multibody after
-    multibody).
+    multibody). ``placements``: arrays (R (NB, 3, 3), p (NB, 3)) to be those placements, e.g. the rows of the
+    simulation's ``WorldBodies`` its stages keep current (then ``update()`` has nothing to copy; the neutral-pose
+    pair filter writes them once, here).
     """
 
-    def __init__(self, multibodies=(), statics=(), materials=None, settings: CollisionSettings | None = None):
+    def __init__(self, multibodies=(), statics=(), materials=None, settings: CollisionSettings | None = None,
+                 placements=None):
         self.settings = settings or CollisionSettings()
         self.multibodies = tuple(multibodies)
         self.body_offset = np.cumsum([0] + [mb.model.nbodies for mb in self.multibodies])
@@ -104,7 +107,7 @@ class CollisionWorld:
         self.shapes = pack_shapes(self._shape_list, self._slots, self._local_R, self._local_p)
         self._fcl = FclNarrowphase(self._shape_list, self.settings.fcl_max_contacts)
         self._step = 0
-        self._allocate(len(self._shape_list))
+        self._allocate(len(self._shape_list), placements)
         K.place_shapes(self.shapes, self._ws_for(0), False)  # fixed shapes: placed once
         o = self.body_offset
         self.placements = (self._buffers["body_R"], self._buffers["body_p"])
@@ -155,13 +158,19 @@ class CollisionWorld:
         self.shape_object = np.array(shape_object, dtype=np.int64)
         self.shape_geometry = np.array(shape_geometry, dtype=np.int64)
 
-    def _allocate(self, nshapes):
-        """The workspace arrays that do not depend on the pair list."""
+    def _allocate(self, nshapes, placements=None):
+        """The workspace arrays that do not depend on the pair list (the body placements: ``placements``, if given)."""
         kmax = max([len(s.vertices) for s in self._shape_list] + [0]) + self.settings.fcl_max_contacts + 64
         nmax = self.settings.max_contacts_per_pair
         nbodies = int(self.body_offset[-1])
+        if placements is None:
+            placements = np.tile(np.eye(3), (nbodies, 1, 1)), np.zeros((nbodies, 3))
+        R, p = placements
+        if R.shape != (nbodies, 3, 3) or p.shape != (nbodies, 3) or not (R.flags.c_contiguous and p.flags.c_contiguous):
+            raise ValueError(f"placements must be C-contiguous (R ({nbodies}, 3, 3), p ({nbodies}, 3)), got "
+                             f"{R.shape}, {p.shape}")
         self._buffers = {
-            "body_R": np.tile(np.eye(3), (nbodies, 1, 1)), "body_p": np.zeros((nbodies, 3)),
+            "body_R": R, "body_p": p,
             "R": np.zeros((nshapes, 3, 3)), "p": np.zeros((nshapes, 3)), "lo": np.zeros((nshapes, 3)),
             "hi": np.zeros((nshapes, 3)), "raw": np.zeros((kmax, 7)), "polys": np.zeros((3, kmax, 3)),
             "uv": np.zeros((kmax, 2)), "selected": np.zeros(kmax, dtype=np.int64),

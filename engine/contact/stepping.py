@@ -112,7 +112,8 @@ class ContactStage:
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       face_tolerance=c.face_tolerance,
                                                       reuse_distance=REUSE_SLOP * c.slop,
-                                                      filter=_pair_filter(universe)))
+                                                      filter=_pair_filter(universe)),
+                                    placements=(bodies.R[:-1], bodies.p[:-1]))   # every body but the static row
         self.closures = Closures(runs, universe.solver.joint_friction == "constraint",
                                  universe.solver.joint_limits == "constraint")
         cl = self.closures
@@ -210,10 +211,7 @@ class ContactStage:
         if self.idle:                                    # as a contactless step leaves it: reset, no wrench
             return
         with self.timer.stage("collision"):
-            n = len(self.bodies.R) - 1                   # every body but the static row, in the world's order
-            np.copyto(self.world.placements[0], self.bodies.R[:n])
-            np.copyto(self.world.placements[1], self.bodies.p[:n])
-            self.world.update()
+            self.world.update()                          # its placements are the bodies' rows
             c = self.world.detect()
             if self.soles:
                 c = self.soles.detect(c)

@@ -174,9 +174,10 @@ def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in
               max_iter, prev_pair, prev_point, prev_force, keep, dt, slot, out_point, out_normal, out_depth, out_pair,
               f_local, forces):
     """A whole step of a world of free bodies alone (``free_bodies.FreeBodies.step``), the stages of the readable
-    path one after the other on the same arrays: ``free_dynamics`` (stage "dynamics"), the placements into the
-    collision workspace and ``collision._kernels.detect_native`` (stage "collision"), ``rigid_contacts`` (groups
-    to wrenches: ``stepping.ContactStage._rigid_step``), ``free_integrate`` (stage "integration"). The nc
+    path one after the other on the same arrays: ``free_dynamics`` (stage "dynamics"),
+    ``collision._kernels.detect_native`` (stage "collision", on the placements ``body_R``, ``body_p``, which
+    the collision workspace's are), ``rigid_contacts`` (groups to wrenches: ``stepping.ContactStage._rigid_step``),
+    ``free_integrate`` (stage "integration"). The nc
     contacts are copied from the collision workspace ``ws`` into the first rows of the output slot ``slot`` of
     ``out_point`` … ``out_pair``, their local and world forces into those of ``f_local[slot]``, ``forces[slot]``
     (two slots of as many rows as the workspace: a step writes the one the previous step's warm start does not
@@ -189,9 +190,6 @@ def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in
     bad = free_dynamics(I, I_inv, gravity, q, v, tau, f_ext, speed, dt, row, body_R, a_free, V_free, work)
     if bad >= 0:
         return DYNAMICS_FAULT, bad, 0, 0, 0, 0
-    n = body_R.shape[0] - 1                          # every body but the static row, in the world's order
-    ws.body_R[:] = body_R[:n]
-    ws.body_p[:] = body_p[:n]
     nc, _ = detect_native(shapes, pairs, ws, cache, margin, n_max, reduction_tol, reuse_distance)
     if nc < 0:
         return NON_FINITE, -1, 0, 0, 0, 0
