@@ -189,7 +189,8 @@ class ContactStage:
         original. ``Simulation`` keeps it after every step (its last good state); ``State.capture`` copies it."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []
-        return dict(pair=pair, point=point, force=force, closure_force=self.closures.force.copy(),
+        cl = self.closures                              # (an empty array, no closure: nothing to copy)
+        return dict(pair=pair, point=point, force=force, closure_force=cl.force.copy() if len(cl) else cl.force,
                     sole_displacement=soles, factor=self.keep[:2], **self.world.kept())
 
     def set_warm_start(self, warm: dict):
@@ -300,7 +301,8 @@ class ContactStage:
             self._forget()
             self._apply(0)
             return
-        self._keep_factor()
+        if len(self.keep[2]):                            # without room for a factor, the solves kept none
+            self._keep_factor()
         self.forces, self.previous = forces, (c.pair, c.point, f_local)
         self.counts.add(len(c), self_contacts, unconverged > 0)
         self._groups = (ng, self.member_start, self.members, self.contact_start, self.row_start, methods, self.stats)
