@@ -304,7 +304,7 @@ class Simulation:
         """A warning the first time, then a count in ``effort_clamps``."""
         if run.name not in self.effort_clamps:
             warnings.warn(f"{what} of '{run.name}' clamped to their limits (effort_limits=\"clamp\"); "
-                          f"Simulation.effort_clamps counts them", stacklevel=4)
+                          f"Simulation.effort_clamps counts them", stacklevel=5)
         self.effort_clamps[run.name] = self.effort_clamps.get(run.name, 0) + n
 
     def _measure(self, sensor):
