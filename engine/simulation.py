@@ -250,17 +250,9 @@ class Simulation:
         """One time step of the AMELIF loop (seed 000 Fig 2.3 / 3.4)."""
         timer, dt = self.timer, self.dt
         timer.begin_step()
-        with timer.stage("control"):  # controllers and devices write torques and external wrenches
-            if self.batch is not None:
-                self.batch.tau.fill(0.0)  # the batch's torques at once; its runs with controllers below
-            for run in self._driven:
-                self._control(run)
-            if self.external:
-                self._external_on = True
-            if self._external_on:
-                for index, run in enumerate(self.runs):
-                    self._external_to_body_frames(run, index)
-                self._external_on = bool(self.external)
+        if self._driven or self.external or self._external_on:
+            with timer.stage("control"):  # controllers and devices write torques and external wrenches
+                self._inputs()
         self.engine.step(dt)  # free dynamics, contacts, integration, kinematics (timed inside)
         self.time += dt
         self.step_count += 1
@@ -270,9 +262,27 @@ class Simulation:
         self._commit()
         timer.end_step()
 
+    def _inputs(self):
+        """Stage "control": the torques of the driven runs and the external wrenches in body frames. Skipped when
+        no run is driven and no wrench is applied: the batch's torques then stay zero (``_driven_runs``)."""
+        if self.batch is not None:
+            self.batch.tau.fill(0.0)  # the batch's torques at once; its runs with controllers below
+        for run in self._driven:
+            self._control(run)
+        if self.external:
+            self._external_on = True
+        if self._external_on:
+            for index, run in enumerate(self.runs):
+                self._external_to_body_frames(run, index)
+            self._external_on = bool(self.external)
+
     def _driven_runs(self) -> list:
-        """The runs ``_control`` visits: every run but a batched one without controllers or torque clamps (whose
-        torque stays the zero the batch sets)."""
+        """The runs ``_control`` visits: every run but a batched one without controllers or torque clamps, whose
+        torque stays zero: the batch's torques, applied and last good, are zeroed here (a run no longer driven
+        keeps no torque, even restored) and by every control stage."""
+        if self.batch is not None:
+            self.batch.tau.fill(0.0)
+            self.batch.tau_good.fill(0.0)
         return [run for run in self.runs if run in self.solo or run.controllers or run.limits.clamp]
 
     def _control(self, run):
@@ -294,7 +304,7 @@ class Simulation:
         """A warning the first time, then a count in ``effort_clamps``."""
         if run.name not in self.effort_clamps:
             warnings.warn(f"{what} of '{run.name}' clamped to their limits (effort_limits=\"clamp\"); "
-                          f"Simulation.effort_clamps counts them", stacklevel=4)
+                          f"Simulation.effort_clamps counts them", stacklevel=5)
         self.effort_clamps[run.name] = self.effort_clamps.get(run.name, 0) + n
 
     def _measure(self, sensor):

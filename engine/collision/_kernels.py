@@ -158,6 +158,7 @@ def detect_native(sh, pairs, ws, cache, margin, n_max, tol, reuse_distance):
     if cache.margin[0] != margin:
         cache.reach[:] = 0.0
         cache.margin[0] = margin
+        cache.version[0] += 1
     lo, hi, R, p, raw = ws.lo, ws.hi, ws.R, ws.p, ws.raw
     nc, nf = 0, 0
     for k in range(pairs.a.shape[0]):

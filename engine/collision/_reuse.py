@@ -46,13 +46,14 @@ class PairCache(NamedTuple):
     point_b: np.ndarray       # (P, N, 3) B's surface point, in B's frame
     normal: np.ndarray        # (P, N, 3) normal (B to A), in B's frame
     margin: np.ndarray        # (1,) the margin the results were found with
+    version: np.ndarray       # (1,) counts the changes of the results kept in contact (what ``pack`` gives)
 
 
 def pair_cache(npairs: int, n_max: int) -> PairCache:
     return PairCache(reach=np.zeros(npairs), R=np.zeros((npairs, 3, 3)), c=np.zeros((npairs, 3)),
                      count=np.zeros(npairs, dtype=np.int64), point_a=np.zeros((npairs, n_max, 3)),
                      point_b=np.zeros((npairs, n_max, 3)), normal=np.zeros((npairs, n_max, 3)),
-                     margin=np.zeros(1))
+                     margin=np.zeros(1), version=np.zeros(1, dtype=np.int64))
 
 
 NO_POSE = (((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)), (0.0, 0.0, 0.0))   # of a pair that keeps nothing
@@ -82,6 +83,8 @@ def stands(cache, k, Rr, c, rho):
 @njit(cache=True, nogil=True)
 def keep(cache, k, Rr, c, reach):
     """Keep pair k's pose (R_Bᵀ R_A, c) with its ``reach``; no contact (``keep_contacts`` adds them)."""
+    if cache.reach[k] > 0.0 and cache.count[k] > 0:      # a result kept in contact replaced
+        cache.version[0] += 1
     cache.reach[k] = reach
     for i in range(3):
         for j in range(3):
@@ -101,6 +104,8 @@ def keep_contacts(cache, k, R, p, a, b, point, normal, depth, start, stop):
         v.store(cache.point_b[k], j, v.rotate_t(Rb, v.sub(v.axpy(h, n, x), pb)))
         v.store(cache.normal[k], j, v.rotate_t(Rb, n))
     cache.count[k] = stop - start
+    if stop > start:
+        cache.version[0] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -148,6 +153,7 @@ def pack(reach, R, c, count, point_a, point_b, normal):
 def unpack(cache, pairs, rows):
     """Forget every kept result, then take back those ``pack`` gave."""
     n = cache.point_a.shape[1]
+    cache.version[0] += 1
     cache.reach[:] = 0.0
     cache.reach[pairs], cache.c[pairs], cache.count[pairs] = rows[:, 0], rows[:, 10:13], rows[:, 13]
     cache.R[pairs] = rows[:, 1:10].reshape(-1, 3, 3)

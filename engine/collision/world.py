@@ -93,10 +93,13 @@ class CollisionWorld:
     reuse, _reuse.PairCache), and ``body_placements[m]``:
     (R (nb, 3, 3), p (nb, 3)) views of the body placements of multibody m, which a caller may fill in place
     before ``update()`` instead of passing copies (``placements``: the same for every body, multibody after
-    multibody).
+    multibody). ``placements``: arrays (R (NB, 3, 3), p (NB, 3)) to be those placements, e.g. the rows of the
+    simulation's ``WorldBodies`` its stages keep current (then ``update()`` has nothing to copy; the neutral-pose
+    pair filter writes them once, here).
     """
 
-    def __init__(self, multibodies=(), statics=(), materials=None, settings: CollisionSettings | None = None):
+    def __init__(self, multibodies=(), statics=(), materials=None, settings: CollisionSettings | None = None,
+                 placements=None):
         self.settings = settings or CollisionSettings()
         self.multibodies = tuple(multibodies)
         self.body_offset = np.cumsum([0] + [mb.model.nbodies for mb in self.multibodies])
@@ -104,7 +107,7 @@ class CollisionWorld:
         self.shapes = pack_shapes(self._shape_list, self._slots, self._local_R, self._local_p)
         self._fcl = FclNarrowphase(self._shape_list, self.settings.fcl_max_contacts)
         self._step = 0
-        self._allocate(len(self._shape_list))
+        self._allocate(len(self._shape_list), placements)
         K.place_shapes(self.shapes, self._ws_for(0), False)  # fixed shapes: placed once
         o = self.body_offset
         self.placements = (self._buffers["body_R"], self._buffers["body_p"])
@@ -155,13 +158,19 @@ class CollisionWorld:
         self.shape_object = np.array(shape_object, dtype=np.int64)
         self.shape_geometry = np.array(shape_geometry, dtype=np.int64)
 
-    def _allocate(self, nshapes):
-        """The workspace arrays that do not depend on the pair list."""
+    def _allocate(self, nshapes, placements=None):
+        """The workspace arrays that do not depend on the pair list (the body placements: ``placements``, if given)."""
         kmax = max([len(s.vertices) for s in self._shape_list] + [0]) + self.settings.fcl_max_contacts + 64
         nmax = self.settings.max_contacts_per_pair
         nbodies = int(self.body_offset[-1])
+        if placements is None:
+            placements = np.tile(np.eye(3), (nbodies, 1, 1)), np.zeros((nbodies, 3))
+        R, p = placements
+        if R.shape != (nbodies, 3, 3) or p.shape != (nbodies, 3) or not (R.flags.c_contiguous and p.flags.c_contiguous):
+            raise ValueError(f"placements must be C-contiguous (R ({nbodies}, 3, 3), p ({nbodies}, 3)), got "
+                             f"{R.shape}, {p.shape}")
         self._buffers = {
-            "body_R": np.tile(np.eye(3), (nbodies, 1, 1)), "body_p": np.zeros((nbodies, 3)),
+            "body_R": R, "body_p": p,
             "R": np.zeros((nshapes, 3, 3)), "p": np.zeros((nshapes, 3)), "lo": np.zeros((nshapes, 3)),
             "hi": np.zeros((nshapes, 3)), "raw": np.zeros((kmax, 7)), "polys": np.zeros((3, kmax, 3)),
             "uv": np.zeros((kmax, 2)), "selected": np.zeros(kmax, dtype=np.int64),
@@ -217,6 +226,7 @@ class CollisionWorld:
         self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
         self._reusing = s.reuse_distance > 0.0 and bool(reuse.any())     # contacts may be kept (``kept``)
         self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+        self._kept = -1, {}                          # (cache version, ``kept()``) of the last pack
         arrays = self.shapes, self.pair_arrays, self.workspace, self.cache
         jit = hasattr(K.world_arrays, "overloads")      # under NUMBA_DISABLE_JIT, a namespace of the same fields
         self._arrays = K.world_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(WORLD_FIELDS, arrays)))
@@ -292,12 +302,15 @@ class CollisionWorld:
         """The kept results of the pairs in contact (``kept_pair``, ``kept_rows``: a copy, _reuse.pack) and the
         margin they hold for (``kept_margin``), which with the placements make ``detect`` continue exactly as it
         would have (``restore``); empty when no contact can be kept. The kept "apart" results are left out:
-        reusing one gives what the narrowphase gives."""
+        reusing one gives what the narrowphase gives. The copy is made again only when a result kept in contact
+        changed (the cache's ``version``): until then the same arrays, which nothing writes."""
         c = self.cache
         if not self._reusing:
             return {}
-        pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
-        return dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
+        if self._kept[0] != c.version[0]:               # packed again only when a result kept in contact changed
+            pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+            self._kept = int(c.version[0]), dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
+        return dict(self._kept[1])
 
     def restore(self, kept=None):
         """Forget every kept result, then take back those of ``kept()`` (in a dict that may hold other keys;
@@ -307,6 +320,7 @@ class CollisionWorld:
             self.cache.margin[:] = kept["kept_margin"]
         else:
             self.cache.reach[:] = 0.0
+            self.cache.version[0] += 1
 
     def _raise_non_finite(self):
         ws = self.workspace

@@ -112,7 +112,8 @@ class ContactStage:
                                     CollisionSettings(margin=c.margin, max_contacts_per_pair=c.max_points,
                                                       face_tolerance=c.face_tolerance,
                                                       reuse_distance=REUSE_SLOP * c.slop,
-                                                      filter=_pair_filter(universe)))
+                                                      filter=_pair_filter(universe)),
+                                    placements=(bodies.R[:-1], bodies.p[:-1]))   # every body but the static row
         self.closures = Closures(runs, universe.solver.joint_friction == "constraint",
                                  universe.solver.joint_limits == "constraint")
         cl = self.closures
@@ -182,13 +183,14 @@ class ContactStage:
 
     def warm_start(self) -> dict:
         """The warm start of the next solve: the last contacts' pairs, points and local forces and the kept factor
-        of the linear solves (``_linalg_kernels.kept_solve``) by reference (arrays no later step writes: each step
-        makes new ones), copies of the closure forces, the soles' node displacements and the narrowphase results
+        of the linear solves (``_linalg_kernels.kept_solve``) by reference (arrays the next step does not write: each
+        step makes new ones, or the free bodies' one-call step writes the other of two slots), copies of the closure forces, the soles' node displacements and the narrowphase results
         kept for reuse (``world.kept``). With the configuration, it makes a restored run continue exactly as the
         original. ``Simulation`` keeps it after every step (its last good state); ``State.capture`` copies it."""
         pair, point, force = self.previous
         soles = self.soles.displacements() if self.soles else []
-        return dict(pair=pair, point=point, force=force, closure_force=self.closures.force.copy(),
+        cl = self.closures                              # (an empty array, no closure: nothing to copy)
+        return dict(pair=pair, point=point, force=force, closure_force=cl.force.copy() if len(cl) else cl.force,
                     sole_displacement=soles, factor=self.keep[:2], **self.world.kept())
 
     def set_warm_start(self, warm: dict):
@@ -210,10 +212,7 @@ class ContactStage:
         if self.idle:                                    # as a contactless step leaves it: reset, no wrench
             return
         with self.timer.stage("collision"):
-            n = len(self.bodies.R) - 1                   # every body but the static row, in the world's order
-            np.copyto(self.world.placements[0], self.bodies.R[:n])
-            np.copyto(self.world.placements[1], self.bodies.p[:n])
-            self.world.update()
+            self.world.update()                          # its placements are the bodies' rows
             c = self.world.detect()
             if self.soles:
                 c = self.soles.detect(c)
@@ -302,7 +301,8 @@ class ContactStage:
             self._forget()
             self._apply(0)
             return
-        self._keep_factor()
+        if len(self.keep[2]):                            # without room for a factor, the solves kept none
+            self._keep_factor()
         self.forces, self.previous = forces, (c.pair, c.point, f_local)
         self.counts.add(len(c), self_contacts, unconverged > 0)
         self._groups = (ng, self.member_start, self.members, self.contact_start, self.row_start, methods, self.stats)

@@ -171,13 +171,17 @@ def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in
               V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max, reduction_tol,
               reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution, parent,
               group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver, tol,
-              max_iter, prev_pair, prev_point, prev_force, keep, dt, f_local, forces):
+              max_iter, prev_pair, prev_point, prev_force, keep, dt, slot, out_point, out_normal, out_depth, out_pair,
+              f_local, forces):
     """A whole step of a world of free bodies alone (``free_bodies.FreeBodies.step``), the stages of the readable
-    path one after the other on the same arrays: ``free_dynamics`` (stage "dynamics"), the placements into the
-    collision workspace and ``collision._kernels.detect_native`` (stage "collision"), ``rigid_contacts`` (groups
-    to wrenches: ``stepping.ContactStage._rigid_step``), ``free_integrate`` (stage "integration"). The nc
-    contacts are left in the first rows of the collision workspace ``ws`` (point … pair), their local and world
-    forces in those of ``f_local``, ``forces`` (rows as many as the workspace's).
+    path one after the other on the same arrays: ``free_dynamics`` (stage "dynamics"),
+    ``collision._kernels.detect_native`` (stage "collision", on the placements ``body_R``, ``body_p``, which
+    the collision workspace's are), ``rigid_contacts`` (groups to wrenches: ``stepping.ContactStage._rigid_step``),
+    ``free_integrate`` (stage "integration"). The nc
+    contacts are copied from the collision workspace ``ws`` into the first rows of the output slot ``slot`` of
+    ``out_point`` … ``out_pair``, their local and world forces into those of ``f_local[slot]``, ``forces[slot]``
+    (two slots of as many rows as the workspace: a step writes the one the previous step's warm start does not
+    use, ``FreeBodies.step``).
 
     Returns (status, body, contacts, groups, self-contacts, unconverged groups). status DONE: the step is taken;
     DYNAMICS_FAULT, INTEGRATION_FAULT: ``body`` failed that stage's checks (nothing after it done); NON_FINITE: a
@@ -186,9 +190,6 @@ def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in
     bad = free_dynamics(I, I_inv, gravity, q, v, tau, f_ext, speed, dt, row, body_R, a_free, V_free, work)
     if bad >= 0:
         return DYNAMICS_FAULT, bad, 0, 0, 0, 0
-    n = body_R.shape[0] - 1                          # every body but the static row, in the world's order
-    ws.body_R[:] = body_R[:n]
-    ws.body_p[:] = body_p[:n]
     nc, _ = detect_native(shapes, pairs, ws, cache, margin, n_max, reduction_tol, reuse_distance)
     if nc < 0:
         return NON_FINITE, -1, 0, 0, 0, 0
@@ -196,12 +197,15 @@ def free_step(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in
     if nc == 0:                                      # no wrench (``ContactStage._apply(0)``)
         free_body_wrenches(wrench, body_R, row, multibody, group_of, 0, f_contact, in_contact)
     else:
+        point, normal, depth = out_point[slot][:nc], out_normal[slot][:nc], out_depth[slot][:nc]
+        pair = out_pair[slot][:nc]
+        point[:], normal[:], depth[:], pair[:] = ws.point[:nc], ws.normal[:nc], ws.depth[:nc], ws.pair[:nc]
         ng, rows, self_contacts, unconverged = rigid_contacts(
-            ws.point[:nc], ws.normal[:nc], ws.depth[:nc], ws.pair[:nc], pair_object, object_multibody, object_body,
+            point, normal, depth, pair, pair_object, object_multibody, object_body,
             pair_mu, pair_restitution, offset, body_R, body_p, V, V_free, wrench, body_inverse_factor, prev_pair,
             prev_point, prev_force, parent, group_of, member_start, members, contact_start, row_start, row,
-            multibody, f_contact, in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local[:nc],
-            forces[:nc], stats)
+            multibody, f_contact, in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local[slot][:nc],
+            forces[slot][:nc], stats)
         if rows:
             return ROOM, -1, nc, 0, 0, 0
     bad = free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, speed,
@@ -215,18 +219,20 @@ def step_arrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, 
                 body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max,
                 reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
                 parent, group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver,
-                tol, max_iter, f_local, forces):
-    """The arrays of ``free_step`` but the warm start, ``keep`` and δt as one ``StepArrays`` (``free_step_of``)."""
+                tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local, forces, q_good, v_good, tau_good):
+    """The arrays of ``free_step`` but the warm start, ``keep``, δt and the slot, and the last good state's of
+    ``commit``, as one ``StepArrays`` (``free_step_of``, ``commit_of``)."""
     return StepArrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
                       kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset,
                       body_R, body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin,
                       n_max, reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu,
                       pair_restitution, parent, group_of, member_start, members, contact_start, row_start, stats,
-                      erp, slop, radius, solver, tol, max_iter, f_local, forces)
+                      erp, slop, radius, solver, tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local,
+                      forces, q_good, v_good, tau_good)
 
 
 @njit(cache=True, nogil=True)
-def free_step_of(s, prev_pair, prev_point, prev_force, keep, dt):
+def free_step_of(s, prev_pair, prev_point, prev_force, keep, dt, slot):
     """``free_step`` on the arrays of the ``StepArrays`` s."""
     return free_step(s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact,
                      s.in_contact, s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic,
@@ -235,4 +241,11 @@ def free_step_of(s, prev_pair, prev_point, prev_force, keep, dt):
                      s.reuse_distance, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
                      s.pair_restitution, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
                      s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter, prev_pair,
-                     prev_point, prev_force, keep, dt, s.f_local, s.forces)
+                     prev_point, prev_force, keep, dt, slot, s.out_point, s.out_normal, s.out_depth, s.out_pair,
+                     s.f_local, s.forces)
+
+
+@njit(cache=True, nogil=True)
+def commit_of(s):
+    """``commit`` on the arrays of the ``StepArrays`` s."""
+    commit(s.q, s.v, s.tau, s.kinetic, s.q_good, s.v_good, s.tau_good, s.kinetic_good)

@@ -27,6 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine.collision._kernels import bind
+from engine.collision.contacts import Contacts
 from engine.contact.stepping import SOLVER_CODES, WARM_RADIUS
 from engine.engines import _free_body_kernels as K
 from engine.engines._step_arrays import FIELDS
@@ -116,13 +117,16 @@ class FreeBodies:
         the kernel compiled for its types (``collision._kernels.bind``: no per-call type dispatch, which costs more
         than the step on the collision world's named tuples; the arguments that change, the warm start and
         ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are passed as contiguous
-        copies, so that every world compiles (and caches) the same kernel."""
+        copies, so that every world compiles (and caches) the same kernel. ``commit`` then takes the same structure
+        (``_free_body_kernels.commit_of``)."""
         b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
         t, c = w.tables, w.settings
         tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
                                         t.pair_restitution))      # writable and contiguous: one type for all worlds
-        n = len(w.workspace.depth)                   # the contacts' rows
-        self.f_local, self.forces = np.zeros((n, 3)), np.zeros((n, 3))
+        n = len(w.workspace.depth)                   # the contacts' rows, in two slots (``step``)
+        self.out = (np.zeros((2, n, 3)), np.zeros((2, n, 3)), np.zeros((2, n)), np.zeros((2, n), np.int64),
+                    np.zeros((2, n, 3)), np.zeros((2, n, 3)))      # point, normal, depth, pair, f_local, forces
+        self.slot, self.views = 0, [None, None]      # the slot the next step writes; each slot's (nc, views)
         arrays = (
             self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau, self.f_ext,
             self.f_contact, self.in_contact, self.a_free, self.a, self.speed, self.kinetic_good, self.energy_floor,
@@ -131,19 +135,26 @@ class FreeBodies:
             float(c.margin), int(c.max_contacts_per_pair), tuple(map(float, c.reduction_tolerances)),
             float(c.reuse_distance), *tables, stage.parent, stage.group_of, stage.member_start, stage.members,
             stage.contact_start, stage.row_start, stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS,
-            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), self.f_local, self.forces)
+            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), *self.out, self.q_good,
+            self.v_good, self.tau_good)
         jit = hasattr(K.free_step, "overloads")
         self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
-        self.free_step = bind(K.free_step_of, self.arrays, *stage.previous, stage.keep, self.sim.dt)
+        self.free_step = bind(K.free_step_of, self.arrays, *stage.previous, stage.keep, self.sim.dt, 0)
+        self._commit, self._good = bind(K.commit_of, self.arrays), (self.arrays,)     # one argument to unbox
 
     def step(self, dt, stage):
         """The whole step — dynamics, collision, contacts, integration — of a world of these free bodies alone, in
         one call (``_free_body_kernels.free_step``, made ready by ``fuse(stage)``), left as the readable stages
-        leave it: the contact stage ``stage``'s contacts (copies, as ``CollisionWorld.detect`` gives them),
-        forces, warm start, counts and group reports. A fault is named by the readable stage that meets it; a group
-        too large for the kept factor's room is solved by ``stage._rigid_step``, which makes room."""
+        leave it: the contact stage ``stage``'s contacts, forces, warm start, counts and group reports. A fault is
+        named by the readable stage that meets it; a group too large for the kept factor's room is solved by
+        ``stage._rigid_step``, which makes room.
+
+        The contacts and their forces are views of one of two slots (``out``), written in turn: a step never
+        writes the arrays of the previous step's, which are the warm start it reads and the last good state's
+        (``Simulation._commit``; ``State.capture`` and ``set_warm_start`` copy them)."""
+        slot = self.slot
         status, bad, nc, ng, self_contacts, unconverged = self.free_step(self.arrays, *stage.previous, stage.keep,
-                                                                         dt)
+                                                                         dt, slot)
         # the runs' data_stale flags stay set: only the readable path's Delassus stage clears them, after a pass of
         # ``dynamics``, which sets them first
         if status == K.DYNAMICS_FAULT:
@@ -154,15 +165,24 @@ class FreeBodies:
             if not stage.idle:
                 stage._forget()
         else:
-            c = stage.contacts = stage.world.first_contacts(nc)
+            self.slot = 1 - slot
+            c, f_local, forces = self._views(slot, nc, stage)
+            stage.contacts = c
             if status == K.ROOM:
                 stage._rigid_step(c, dt)
                 self.integrate(dt)
             else:
-                stage._one_call_done(c, ng, self.f_local[:nc].copy(), self.forces[:nc].copy(), self_contacts,
-                                     unconverged, ("rigid",) * ng)
+                stage._one_call_done(c, ng, f_local, forces, self_contacts, unconverged, ("rigid",) * ng)
         if status == K.INTEGRATION_FAULT:
             self._integration_fault(bad)
+
+    def _views(self, slot, nc, stage):
+        """(Contacts, f_local, forces) of the first nc rows of slot ``slot`` (views, made once per slot and nc)."""
+        views = self.views[slot]
+        if views is None or views[0] != nc:
+            point, normal, depth, pair, f_local, forces = (x[slot][:nc] for x in self.out)
+            views = self.views[slot] = nc, Contacts(point, normal, depth, pair, stage.world.tables), f_local, forces
+        return views[1:]
 
     def commit(self):
         """The state after a step that passed every check becomes the last good one (``Simulation._commit``)."""

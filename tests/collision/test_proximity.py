@@ -128,3 +128,27 @@ def test_random_shallow_contacts_match_an_oracle(tmp_path, kind_a, kind_b):
             continue
         assert c.depth[i] == pytest.approx(deepest.penetration_depth, abs=1e-6)
         np.testing.assert_allclose(c.normal[i], -deepest.normal, atol=1e-4)
+
+
+def test_a_world_on_the_callers_placements_detects_as_one_given_copies(tmp_path):
+    """``CollisionWorld(placements=(R, p))`` reads the caller's arrays, written in place, with nothing copied:
+    the same contacts as a world updated with copies of the same poses; arrays of another shape are refused."""
+    from engine.collision.world import CollisionSettings, CollisionWorld
+    cube = free_body(tmp_path, "cube", '<box size="0.1 0.1 0.1"/>')
+    ball = free_body(tmp_path, "ball", '<sphere radius="0.05"/>')
+    R, p = np.zeros((3, 3, 3)), np.zeros((3, 3))                 # two bodies and a spare row, as WorldBodies
+    shared = CollisionWorld([cube, ball], [static("ground")], settings=CollisionSettings(margin=5e-3),
+                            placements=(R[:2], p[:2]))
+    copied = world([cube, ball], [static("ground")], margin=5e-3)
+    for poses in ([(rot([0, 0, 1], 20), [0, 0, 0.05 + 3e-3]), (I3, [0.3, 0, 0.05 + 3e-3])],
+                  [(rot([1, 1, 0], 10), [0, 0, 0.049]), (I3, [0.1 + 4e-3, 0.0, 0.06])]):
+        for k, (Rk, pk) in enumerate(poses):
+            R[k], p[k] = Rk, pk
+        shared.update()
+        place(copied, poses)
+        a, b = shared.detect(), copied.detect()
+        assert len(a) >= 4
+        for name in ("point", "normal", "depth", "pair"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    with pytest.raises(ValueError, match="placements"):
+        CollisionWorld([cube, ball], [static("ground")], placements=(R, p))

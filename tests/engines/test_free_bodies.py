@@ -111,3 +111,39 @@ def test_a_diverging_free_body_is_named_with_its_stage(tmp_path):
                                                      "'bullet', step 1"):
         sim.step()
     np.testing.assert_array_equal(sim.runs[0].q, before)
+
+
+@engine.plugins.register("test-constant-push")
+class ConstantPush:
+    """A force of 2 N along body x, every step."""
+    kind, stage = "controller", "control"
+
+    def __init__(self, model):
+        self.nv = model.nv
+
+    def reset(self, q, v):
+        pass
+
+    def control(self, t, q, v):
+        return np.array([2.0] + [0.0] * (self.nv - 1))
+
+
+def test_a_free_body_whose_controller_is_disabled_keeps_no_torque(tmp_path):
+    """A box in free flight pushed by 2 N along x (m = 0.5 kg: v_x gains δt · 4 m/s² a step, gravity along −z),
+    its controller then disabled: no run is driven, the control stage is skipped, and the push is gone for good —
+    v_x stays what it was, to the last bit (a = I⁻¹ f + g with ω = 0), also when the run is restored to the last good
+    state, whose torque was the push."""
+    path = tmp_path / "pushed.xml"
+    path.write_text('<Universe><Body name="box"><Box size="0.1 0.1 0.1"/><Mass>0.5</Mass><Translation z="5"/>'
+                    '</Body><Controller plugin="test-constant-push" target="box"/></Universe>')
+    sim = engine.Simulation(engine.load_universe(path))
+    run = sim.runs[0]
+    assert sim.batch is not None and sim._driven == [run]
+    sim.step(10)
+    assert run.v[0] == pytest.approx(10 * 1e-3 * 4.0, rel=1e-12)
+    sim.disable_plugin("test-constant-push")
+    assert sim._driven == [] and not run.tau.any() and not run.tau_good.any()
+    v_x = run.v[0]
+    sim._restore()                                 # as after a fault in the next step: back to step 10
+    sim.step(10)
+    assert run.v[0] == v_x and not run.tau.any() and sim.timer.last["control"] == 0.0

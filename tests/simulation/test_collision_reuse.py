@@ -1,5 +1,6 @@
 """The contact stage reuses a hull pair's contacts while it barely moves (engine/collision/_reuse.py, reuse
 distance slop/20); the kept contacts travel with the State's warm start."""
+import numpy as np
 import trimesh
 
 import engine
@@ -34,3 +35,28 @@ def test_state_carries_the_kept_contacts(tmp_path):
     without = {k: v for k, v in saved.warm_start.items() if not k.startswith("kept_")}
     for warm_start, equal in ((saved.warm_start, True), (without, False)):
         assert continues_as(original, universe, saved, warm_start, 30) == equal
+
+
+def test_kept_is_packed_again_only_when_a_kept_contact_changed(tmp_path):
+    """``CollisionWorld.kept`` copies the kept contacts only when the cache's version changed: at every step of the
+    stack settling and resting, and after a restore to an earlier state, it equals a fresh pack of the cache
+    (_reuse.pack), and while the stack rests it hands the same arrays again."""
+    sim = engine.Simulation(hull_cubes(tmp_path))
+    world = sim.contact_stage.world
+    c = world.cache
+    saved, same = None, 0
+    for step in range(300):
+        previous = world.kept()
+        sim.step()
+        if step == 100:
+            saved = sim.state
+        kept = world.kept()
+        pairs, rows = world._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
+        np.testing.assert_array_equal(kept["kept_pair"], pairs)
+        np.testing.assert_array_equal(kept["kept_rows"], rows)
+        assert kept["kept_margin"] == c.margin
+        same += kept["kept_rows"] is previous.get("kept_rows")
+    assert len(kept["kept_pair"]) == 2 and same > 100
+    sim.set_state(saved)
+    kept = world.kept()
+    np.testing.assert_array_equal(kept["kept_rows"], saved.warm_start["kept_rows"])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine import plugins
 
 GROUND = '<Body name="ground"><Plane/><Mass>0</Mass><Material>m</Material></Body>'
 
@@ -117,3 +118,51 @@ def test_a_warm_start_in_other_layouts_continues_as_the_state_itself(tmp_path):
             runs[-1].append(np.concatenate([fused.batch.q.ravel(), fused.batch.v.ravel(),
                                             fused.contact_stage.forces.ravel()]))
     np.testing.assert_array_equal(runs[1], runs[0])
+
+
+@plugins.register("test-sensor-raising-once")
+class RaisingOnce:
+    """Reads nothing; raises on its ``at``-th reading."""
+    kind, stage = "sensor", "sense"
+    signals = {}
+
+    def __init__(self, multibody, target, at=0):
+        self.at, self.calls, self.name = int(at), 0, "raising-once"
+
+    def measure(self, sim):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyError("once")
+        return {}
+
+
+def test_a_fault_restores_the_warm_start_the_faulted_step_did_not_write(tmp_path):
+    """The one call writes its contacts and forces into one of two slots in turn (``FreeBodies.step``): a step
+    that faults after the call (here a sensor raising on step 201) has written the slot the last good state's warm
+    start does not use, so the run restored to step 200 has the warm start of step 200 (that of a twin run that
+    never faulted, captured by ``State.capture``) and continues as the twin set to that state, to the last bit."""
+    bodies = apart(5)
+    path = tmp_path / "sensed.xml"
+    path.write_text(f'<Universe><Material name="m" friction="0.6"/>{bodies}{GROUND}'
+                    f'<Sensor plugin="test-sensor-raising-once" target="c0" at="201"/></Universe>')
+    faulted = engine.Simulation(engine.load_universe(path))
+    twin, _ = _pair(tmp_path / "twin.xml", bodies)
+    assert faulted.engine.one_call
+    faulted.step(200)
+    twin.step(200)
+    state = twin.state
+    with pytest.raises(engine.PluginError):
+        faulted.step()
+    assert faulted.step_count == 200 and len(state.warm_start["pair"]) >= 20
+    for name, x in zip(("pair", "point", "force"), faulted.contact_stage.previous):
+        np.testing.assert_array_equal(x, state.warm_start[name], err_msg=name)
+    faulted.disable_plugin("test-sensor-raising-once")
+    twin.set_state(state)
+    runs = []
+    for sim in (faulted, twin):
+        runs.append([])
+        for _ in range(100):
+            sim.step()
+            runs[-1].append(np.concatenate([sim.batch.q.ravel(), sim.batch.v.ravel(),
+                                            sim.contact_stage.forces.ravel()]))
+    np.testing.assert_array_equal(runs[0], runs[1])
