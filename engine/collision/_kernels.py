@@ -137,6 +137,13 @@ def _shape(sh, R, p, s):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _graph(sh, s):
+    """Shape s's edge graph (first, neighbour) as ``_gjk.climb`` takes it (``ShapeArrays.edge_first``, ``edge_to``)."""
+    row = sh.vert_start[s] + s
+    return sh.edge_first[row:row + sh.vert_count[s] + 1], sh.edge_to
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _segment(shape):
     """End points of the core segment of a sphere (a point, size[1] = 0) or a capsule (along its z axis)."""
     _, size, _, R, p = shape
@@ -233,10 +240,11 @@ def _convex_pair(sh, ws, k, a, b, manifold, margin):
     if gap > margin:
         return 0, gap - margin
     ra, rb = sh.radius[a], sh.radius[b]
-    gap = gap_along(A, B, v.row(ws.axis, k)) - ra - rb
+    ga, gb = _graph(sh, a), _graph(sh, b)
+    gap = gap_along(A, B, v.row(ws.axis, k), ga, gb) - ra - rb
     if gap > margin:
         return 0, gap - margin
-    status, d, xa, xb = gjk(A, B, margin + ra + rb, ws.simplex)
+    status, d, xa, xb = gjk(A, B, margin + ra + rb, ws.simplex, ga, gb)
     if status == BEYOND:
         v.store(ws.axis, k, xa)
         return 0, d - ra - rb - margin
