@@ -9,9 +9,11 @@ x_A = sum lambda_i a_i and x_B = sum lambda_i b_i).  The distance lies between t
 the upper bound |v|; GJK stops when they meet: |v|^2 - v.w <= 1e-12 |v|^2, or |v| - v.w / |v| <= ``RESOLUTION``
 (the distance known to 0.1 nm: without it, two shapes a few um apart face to face cycle between near-flat
 simplices until the cap, or end in a flat "tetrahedron" taken for an intersection), when v.w / |v| > bound
-(separated by more than ``bound``: early out), or when the origin is inside (intersecting).  A step that does
-not shorten v (rounding on a degenerate simplex; exact GJK shortens it every step) or the iteration cap ends
-it without a distance: reported INTERSECTING, so the caller leaves the pair to FCL.
+(separated by more than ``bound``: early out), or when the origin is inside a tetrahedron (ENCLOSED: the
+cores overlap, EPA (_epa.py) takes the tetrahedron on to their penetration depth).  A step that does not shorten
+v (rounding on a degenerate simplex; exact GJK shortens it every step) ends it without a distance: on a triangle
+(shapes touching to a few nm) it is ENCLOSED too, EPA deciding from the triangle; else, and at the iteration cap,
+INTERSECTING, so the caller leaves the pair to FCL.
 
 A convex hull's support point is found by hill climbing on its edge graph (``climb``; van den Bergen, Collision
 Detection in Interactive 3D Environments §4.3.4; Cameron 1997, "Enhancing GJK"), from the vertex the previous
@@ -29,7 +31,7 @@ from numba import njit
 from engine.collision import _vec as v
 from engine.collision.geometry import BOX, CAPSULE, CYLINDER, SPHERE
 
-SEPARATED, BEYOND, INTERSECTING = 0, 1, 2
+SEPARATED, BEYOND, INTERSECTING, ENCLOSED = 0, 1, 2, 3
 MAX_ITERATIONS = 64
 RESOLUTION = 1e-10  # m: distance bounds this close are converged
 NO_GRAPH = (np.zeros(1, np.int64), np.zeros(0, np.int64))   # a shape's edge graph (first, neighbour) when it has none
@@ -111,8 +113,11 @@ def gjk(A, B, bound, simplex, graph_a=NO_GRAPH, graph_b=NO_GRAPH):
 
     status SEPARATED: distance and witness points are exact; BEYOND: the distance is > ``bound`` (the
     returned distance is then a lower bound of it, the gap along the separating axis x_A = x_B);
-    INTERSECTING: the cores overlap, or GJK could not tell (a step without progress, the iteration cap).
-    ``simplex``: (3, 4, 3) workspace (w, a, b points).
+    INTERSECTING: the cores overlap, or GJK could not tell (a step without progress, the iteration cap);
+    ENCLOSED: the cores overlap and ``simplex`` holds a tetrahedron around the origin, or they touch to rounding
+    (no progress on a triangle, or v = 0 on it) and it holds that triangle, row 3 repeating row 0 (``_epa.epa``
+    starts from either).
+    ``simplex``: (3, >= 4, 3) workspace (w, a, b points).
     """
     w, wa, wb = simplex[0], simplex[1], simplex[2]
     d = v.sub(A[4], B[4])
@@ -142,7 +147,12 @@ def gjk(A, B, bound, simplex, graph_a=NO_GRAPH, graph_b=NO_GRAPH):
         x = (0.0, 0.0, 0.0)
         for i in range(n):
             x = v.axpy(lam[i], v.row(w, i), x)
-        if n == 4 or v.dot(x, x) < 1e-24 or (k > 0 and v.dot(x, x) >= xx):  # v_0 is not on the simplex
+        stalled = v.dot(x, x) < 1e-24 or (k > 0 and v.dot(x, x) >= xx)  # v_0 is not on the simplex
+        if n == 4 or (stalled and n == 3):
+            for r in range(3 * (4 - n)):                 # a triangle: row 3 repeats row 0
+                simplex[r // 3, 3, r % 3] = simplex[r // 3, 0, r % 3]
+            return ENCLOSED, 0.0, x, x
+        if stalled:
             return INTERSECTING, 0.0, x, x
     else:
         return INTERSECTING, 0.0, x, x
