@@ -4,9 +4,9 @@ pair list and the narrowphases; the pairs that need FCL are listed for the Pytho
 Pair kinds (``PairArrays.kind``): HALFSPACE (A against plane B), SWEPT (sphere/capsule pairs), SPHERE_BOX,
 BOX_BOX (closed forms), CONVEX (every other pair): an OBB test, then GJK on the shape cores (_gjk.py); while
 the cores are apart GJK's witness points give the contact (exact for convex shapes, with the swept radius
-of spheres and capsules), when they overlap EPA's (_epa.py), completed by face clipping for polytopes.  Only
-pairs that GJK or EPA cannot decide (touching cores, degenerate simplices), or that involve a triangle mesh
-(bounded by its hull), go to FCL.  Contacts of each pair are reduced
+of spheres and capsules), when they overlap or touch EPA's (_epa.py), completed by face clipping for
+polytopes.  Only pairs that GJK and EPA leave undecided (a degenerate simplex, an iteration cap), or that involve
+a triangle mesh (bounded by its hull), go to FCL.  Contacts of each pair are reduced
 (reduction.py) and appended to the output in pair order.  The result of a pair involving a convex hull or a
 mesh (CONVEX pairs, a hull on a plane) is kept and reused while the pair barely moves (_reuse.py).
 """
