@@ -9,22 +9,63 @@ x_A = sum lambda_i a_i and x_B = sum lambda_i b_i).  The distance lies between t
 the upper bound |v|; GJK stops when they meet: |v|^2 - v.w <= 1e-12 |v|^2, or |v| - v.w / |v| <= ``RESOLUTION``
 (the distance known to 0.1 nm: without it, two shapes a few um apart face to face cycle between near-flat
 simplices until the cap, or end in a flat "tetrahedron" taken for an intersection), when v.w / |v| > bound
-(separated by more than ``bound``: early out), or when the origin is inside (intersecting).  A step that does
-not shorten v (rounding on a degenerate simplex; exact GJK shortens it every step) or the iteration cap ends
-it without a distance: reported INTERSECTING, so the caller leaves the pair to FCL.
+(separated by more than ``bound``: early out), or when the origin is inside a tetrahedron (ENCLOSED: the
+cores overlap, EPA (_epa.py) takes the tetrahedron on to their penetration depth).  A step that does not shorten
+v (rounding on a degenerate simplex; exact GJK shortens it every step) ends it without a distance: on a triangle
+(shapes touching to a few nm) it is ENCLOSED too, EPA deciding from the triangle; else, and at the iteration cap,
+INTERSECTING, so the caller leaves the pair to FCL.
+
+A convex hull's support point is found by hill climbing on its edge graph (``climb``; van den Bergen, Collision
+Detection in Interactive 3D Environments §4.3.4; Cameron 1997, "Enhancing GJK"), from the vertex the previous
+iteration found: GJK's directions change little from one iteration to the next, so a few vertices are visited
+instead of all of them (hulls of robot links have 50 to 950 vertices).  The other kinds, and a hull without its
+graph (``NO_GRAPH``), take every vertex.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from engine.collision import _vec as v
 from engine.collision.geometry import BOX, CAPSULE, CYLINDER, SPHERE
 
-SEPARATED, BEYOND, INTERSECTING = 0, 1, 2
+SEPARATED, BEYOND, INTERSECTING, ENCLOSED = 0, 1, 2, 3
 MAX_ITERATIONS = 64
 RESOLUTION = 1e-10  # m: distance bounds this close are converged
+NO_GRAPH = (np.zeros(1, np.int64), np.zeros(0, np.int64))   # a shape's edge graph (first, neighbour) when it has none
+
+
+@njit(cache=True, nogil=True)
+def climb(verts, first, neighbour, dl, start):
+    """The vertex of a convex polytope furthest along dl (its frame), by steepest ascent on its edge graph
+    (vertex i's neighbours ``neighbour[first[i]:first[i + 1]]``) from vertex ``start``.  A vertex none of whose
+    neighbours is further is the furthest: a linear function on a convex polytope that is not at its maximum at a
+    vertex increases along one of its edges (the simplex method's argument)."""
+    i, best = start, v.dot(v.row(verts, start), dl)
+    while True:
+        top = i
+        for e in range(first[i], first[i + 1]):
+            j = neighbour[e]
+            c = v.dot(v.row(verts, j), dl)
+            if c > best:
+                best, top = c, j
+        if top == i:
+            return i
+        i = top
+
+
+@njit(cache=True, nogil=True, inline="always")
+def support_from(shape, graph, d, start):
+    """(``support`` of ``shape`` in direction d, its vertex): a hull with its edge ``graph`` (first, neighbour)
+    climbs from vertex ``start`` (``climb``); other shapes give vertex 0."""
+    kind, size, verts, R, p = shape
+    first, neighbour = graph
+    if first.shape[0] == verts.shape[0] + 1 and first[verts.shape[0]] > first[0]:
+        i = climb(verts, first, neighbour, v.rotate_t(R, d), start)
+        return v.transform(R, p, v.row(verts, i)), i
+    return support(kind, size, verts, R, p, d), 0
 
 
 @njit(cache=True, nogil=True)
@@ -53,36 +94,43 @@ def support(kind, size, verts, R, p, d):
 
 
 @njit(cache=True, nogil=True)
-def gap_along(A, B, axis):
+def gap_along(A, B, axis, graph_a=NO_GRAPH, graph_b=NO_GRAPH):
     """The gap between the cores of A and B along ``axis`` (a separating axis kept from an earlier step: testing
     it costs two support points instead of a GJK run), -inf for a zero axis.  A shape is the tuple
-    (kind, size, verts, R, p) of ``support``."""
+    (kind, size, verts, R, p) of ``support``; ``graph_a``, ``graph_b``: the hulls' edge graphs (``climb``)."""
     ll = v.dot(axis, axis)
     if ll == 0.0:
         return -math.inf
-    return v.dot(axis, v.sub(support(*A, v.scale(axis, -1.0)), support(*B, axis))) / math.sqrt(ll)
+    xa, _ = support_from(A, graph_a, v.scale(axis, -1.0), 0)
+    xb, _ = support_from(B, graph_b, axis, 0)
+    return v.dot(axis, v.sub(xa, xb)) / math.sqrt(ll)
 
 
 @njit(cache=True, nogil=True)
-def gjk(A, B, bound, simplex):
+def gjk(A, B, bound, simplex, graph_a=NO_GRAPH, graph_b=NO_GRAPH):
     """(status, distance, x_A, x_B) between the cores of shapes A and B, each the tuple
-    (kind, size, verts, R, p) of ``support``.
+    (kind, size, verts, R, p) of ``support``, with the edge graphs of hulls (``climb``).
 
     status SEPARATED: distance and witness points are exact; BEYOND: the distance is > ``bound`` (the
     returned distance is then a lower bound of it, the gap along the separating axis x_A = x_B);
-    INTERSECTING: the cores overlap, or GJK could not tell (a step without progress, the iteration cap).
-    ``simplex``: (3, 4, 3) workspace (w, a, b points).
+    INTERSECTING: the cores overlap, or GJK could not tell (a step without progress, the iteration cap);
+    ENCLOSED: the cores overlap and ``simplex`` holds a tetrahedron around the origin, or they touch to rounding
+    (no progress on a triangle, or v = 0 on it) and it holds that triangle, row 3 repeating row 0 (``_epa.epa``
+    starts from either).
+    ``simplex``: (3, >= 4, 3) workspace (w, a, b points).
     """
     w, wa, wb = simplex[0], simplex[1], simplex[2]
     d = v.sub(A[4], B[4])
     if v.dot(d, d) < 1e-24:
         d = (1.0, 0.0, 0.0)
-    x = v.sub(support(*A, v.scale(d, -1.0)), support(*B, d))
+    xa, ia = support_from(A, graph_a, v.scale(d, -1.0), 0)
+    xb, ib = support_from(B, graph_b, d, 0)
+    x = v.sub(xa, xb)
     n = 0
     lam = (1.0, 0.0, 0.0, 0.0)
     for k in range(MAX_ITERATIONS):
-        xa = support(*A, v.scale(x, -1.0))
-        xb = support(*B, x)
+        xa, ia = support_from(A, graph_a, v.scale(x, -1.0), ia)
+        xb, ib = support_from(B, graph_b, x, ib)
         y = v.sub(xa, xb)
         xx, xy = v.dot(x, x), v.dot(x, y)
         if xy > 0.0 and xy * xy > xx * bound * bound:
@@ -99,7 +147,12 @@ def gjk(A, B, bound, simplex):
         x = (0.0, 0.0, 0.0)
         for i in range(n):
             x = v.axpy(lam[i], v.row(w, i), x)
-        if n == 4 or v.dot(x, x) < 1e-24 or (k > 0 and v.dot(x, x) >= xx):  # v_0 is not on the simplex
+        stalled = v.dot(x, x) < 1e-24 or (k > 0 and v.dot(x, x) >= xx)  # v_0 is not on the simplex
+        if n == 4 or (stalled and n == 3):
+            for r in range(3 * (4 - n)):                 # a triangle: row 3 repeats row 0
+                simplex[r // 3, 3, r % 3] = simplex[r // 3, 0, r % 3]
+            return ENCLOSED, 0.0, x, x
+        if stalled:
             return INTERSECTING, 0.0, x, x
     else:
         return INTERSECTING, 0.0, x, x

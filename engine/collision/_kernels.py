@@ -4,8 +4,9 @@ pair list and the narrowphases; the pairs that need FCL are listed for the Pytho
 Pair kinds (``PairArrays.kind``): HALFSPACE (A against plane B), SWEPT (sphere/capsule pairs), SPHERE_BOX,
 BOX_BOX (closed forms), CONVEX (every other pair): an OBB test, then GJK on the shape cores (_gjk.py); while
 the cores are apart GJK's witness points give the contact (exact for convex shapes, with the swept radius
-of spheres and capsules), completed by face clipping for polytopes.  Only pairs whose cores intersect, or
-that involve a triangle mesh (bounded by its hull), go to FCL.  Contacts of each pair are reduced
+of spheres and capsules), when they overlap or touch EPA's (_epa.py), completed by face clipping for
+polytopes.  Only pairs that GJK and EPA leave undecided (a degenerate simplex, an iteration cap), or that involve
+a triangle mesh (bounded by its hull), go to FCL.  Contacts of each pair are reduced
 (reduction.py) and appended to the output in pair order.  The result of a pair involving a convex hull or a
 mesh (CONVEX pairs, a hull on a plane) is kept and reused while the pair barely moves (_reuse.py).
 """
@@ -19,7 +20,8 @@ from numba import njit
 
 from engine.collision import _vec as v
 from engine.collision import _reuse
-from engine.collision._gjk import BEYOND, INTERSECTING, gap_along, gjk
+from engine.collision._epa import epa
+from engine.collision._gjk import BEYOND, ENCLOSED, INTERSECTING, SEPARATED, gap_along, gjk
 from engine.collision._manifold import box_box_contacts, face_manifold, obb_gap
 from engine.collision._primitives import halfspace_contacts, sphere_box_contacts, swept_contacts
 from engine.collision._world_arrays import WorldArrays
@@ -56,7 +58,10 @@ class Workspace(NamedTuple):
     depth: np.ndarray         # (C,)
     pair: np.ndarray          # (C,)
     fcl_pairs: np.ndarray     # (P,) pairs left to FCL this step
-    simplex: np.ndarray       # (3, 4, 3) GJK simplex
+    simplex: np.ndarray       # (3, 4 + _epa.MAX_ITERATIONS, 3) GJK's simplex, then EPA's polytope: points of M, A, B
+    epa_faces: np.ndarray     # (_epa.MAX_FACES, 3) EPA's polytope: triangles (vertex rows of simplex) ...
+    epa_normal: np.ndarray    # (_epa.MAX_FACES, 3) ... their outward unit normals ...
+    epa_distance: np.ndarray  # (_epa.MAX_FACES,) ... and distances from the origin
     axis: np.ndarray          # (P, 3) last separating axis found by GJK for each pair (0 = none)
 
 
@@ -134,6 +139,13 @@ def _shape(sh, R, p, s):
     """Shape s as the tuple (kind, size, support points, world rotation, world position) of the kernels."""
     start = sh.vert_start[s]
     return sh.kind[s], v.row(sh.size, s), sh.verts[start:start + sh.vert_count[s]], v.mat(R, s), v.row(p, s)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _graph(sh, s):
+    """Shape s's edge graph (first, neighbour) as ``_gjk.climb`` takes it (``ShapeArrays.edge_first``, ``edge_to``)."""
+    row = sh.vert_start[s] + s
+    return sh.edge_first[row:row + sh.vert_count[s] + 1], sh.edge_to
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -220,11 +232,12 @@ def detect_native_of(s, margin, n_max, tol, reuse_distance):
 
 @njit(cache=True, nogil=True)
 def _convex_pair(sh, ws, k, a, b, manifold, margin):
-    """(Raw contacts of a CONVEX pair from GJK on the cores, or -1 when FCL must decide; when there are none, the
-    gap beyond the margin along the separating direction found, else 0).
+    """(Raw contacts of a CONVEX pair from GJK on the cores, or EPA when they overlap, or -1 when FCL must decide;
+    when there are none, the gap beyond the margin along the separating direction found, else 0).
 
     With core witness points x_A, x_B at distance d and swept radii r_A, r_B: n = (x_A - x_B)/d,
-    gap s = d - r_A - r_B, surface points x_A - r_A n and x_B + r_B n.  A separating axis found by GJK is
+    gap s = d - r_A - r_B, surface points x_A - r_A n and x_B + r_B n; overlapping cores (EPA: depth δ, normal n,
+    x_A - x_B = -δ n) have s = -δ - r_A - r_B and the same surface points.  A separating axis found by GJK is
     kept per pair and tried first at the next step (it usually still separates: two support points instead
     of a GJK run); it only ever skips pairs that are apart, so the contacts do not depend on it.
     """
@@ -234,20 +247,29 @@ def _convex_pair(sh, ws, k, a, b, manifold, margin):
     if gap > margin:
         return 0, gap - margin
     ra, rb = sh.radius[a], sh.radius[b]
-    gap = gap_along(A, B, v.row(ws.axis, k)) - ra - rb
+    ga, gb = _graph(sh, a), _graph(sh, b)
+    gap = gap_along(A, B, v.row(ws.axis, k), ga, gb) - ra - rb
     if gap > margin:
         return 0, gap - margin
-    status, d, xa, xb = gjk(A, B, margin + ra + rb, ws.simplex)
+    status, d, xa, xb = gjk(A, B, margin + ra + rb, ws.simplex, ga, gb)
     if status == BEYOND:
         v.store(ws.axis, k, xa)
         return 0, d - ra - rb - margin
     if status != INTERSECTING and d - ra - rb > margin:
         v.store(ws.axis, k, v.sub(xa, xb))
         return 0, d - ra - rb - margin
-    if status == INTERSECTING or d < 1e-9 or A[0] == MESH or B[0] == MESH:
+    if A[0] == MESH or B[0] == MESH or status == INTERSECTING or (status == SEPARATED and d < 1e-9):
         return -1, 0.0
-    n = v.scale(v.sub(xa, xb), 1.0 / d)
-    s = d - ra - rb
+    if status == ENCLOSED:   # the cores overlap by ``depth`` along n: x_A - x_B = -depth n (_epa.py)
+        found, depth, n, xa, xb = epa(A, B, ws.simplex, ws.epa_faces, ws.epa_normal, ws.epa_distance, ga, gb)
+        if not found:
+            return -1, 0.0
+        s = -depth - ra - rb
+        if s > margin:       # cores apart by a few nm (EPA's lone face), beyond a margin below that
+            return 0, s - margin
+    else:
+        n = v.scale(v.sub(xa, xb), 1.0 / d)
+        s = d - ra - rb
     mid = v.scale(v.add(v.axpy(-ra, n, xa), v.axpy(rb, n, xb)), 0.5)
     if manifold:
         return face_manifold(sh, a, A[3], A[4], b, B[3], B[4], n, margin, mid, -s, ws.raw, ws.polys), 0.0

@@ -60,6 +60,8 @@ class Shape:
     box_center: np.ndarray    # (3,) local bounding box centre ...
     box_half: np.ndarray      # (3,) ... and half extents (inf for a plane)
     fcl_geometry: object
+    edges: tuple = ()         # a hull's edge graph: (first (nv + 1,), neighbour (2 ne,)), vertex i's neighbours
+                              # neighbour[first[i]:first[i + 1]] (``edge_graph``); () for the other kinds
 
 
 def shapes_of(g, mobile: bool = True) -> list:
@@ -169,7 +171,17 @@ def _polytope_shape(vertices, faces, triangles) -> Shape:
     lo, hi = vertices.min(axis=0), vertices.max(axis=0)
     fcl_faces = np.hstack([np.full((len(triangles), 1), 3), triangles]).ravel()
     return Shape(CONVEX, 0.5 * (hi - lo), 0.0, vertices, faces, 0.5 * (lo + hi), 0.5 * (hi - lo),
-                 fcl.Convex(vertices, len(triangles), fcl_faces))
+                 fcl.Convex(vertices, len(triangles), fcl_faces), edge_graph(len(vertices), triangles))
+
+
+def edge_graph(nv, triangles) -> tuple:
+    """The edges of a triangulated surface as adjacency lists in CSR form: (first (nv + 1,), neighbour (2 ne,)),
+    vertex i's neighbours ``neighbour[first[i]:first[i + 1]]`` in increasing order (read-only arrays)."""
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    ends = np.vstack([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]])
+    ends = np.unique(np.vstack([ends, ends[:, ::-1]]), axis=0)       # both directions, sorted by (i, j)
+    first = np.searchsorted(ends[:, 0], np.arange(nv + 1)).astype(np.int64)
+    return _read_only(first), _read_only(np.ascontiguousarray(ends[:, 1]))
 
 
 @cache
@@ -260,6 +272,8 @@ class ShapeArrays(NamedTuple):
     face_vstart: np.ndarray   # (NF,)
     face_vcount: np.ndarray   # (NF,)
     face_verts: np.ndarray    # (NFV,) counter-clockwise about the normal
+    edge_first: np.ndarray    # (NV + S,) rows vert_start[s] + s + (0 ... vert_count[s]): shape s's ``Shape.edges``
+    edge_to: np.ndarray       # (NE,)     first (offset into edge_to); all its rows equal: no graph (not a hull)
 
 
 def pack_shapes(shapes, slots, local_R, local_p) -> ShapeArrays:
@@ -267,6 +281,8 @@ def pack_shapes(shapes, slots, local_R, local_p) -> ShapeArrays:
     verts = [s.vertices for s in shapes]
     faces = [f for s in shapes for f in s.faces]
     face_vcount = np.array([len(f[1]) for f in faces], dtype=np.int64)
+    graphs = [s.edges or (np.zeros(len(s.vertices) + 1, np.int64), np.zeros(0, np.int64)) for s in shapes]
+    edge_start = _starts([len(to) for _, to in graphs])
     return ShapeArrays(
         kind=np.array([s.kind for s in shapes], dtype=np.int64),
         slot=np.asarray(slots, dtype=np.int64),
@@ -285,6 +301,9 @@ def pack_shapes(shapes, slots, local_R, local_p) -> ShapeArrays:
         face_vstart=_starts(face_vcount),
         face_vcount=face_vcount,
         face_verts=np.concatenate([f[1] for f in faces] + [np.zeros(0, dtype=np.int64)]).astype(np.int64),
+        edge_first=np.concatenate([first + e for (first, _), e in zip(graphs, edge_start)]
+                                  + [np.zeros(0, np.int64)]).astype(np.int64),
+        edge_to=np.concatenate([to for _, to in graphs] + [np.zeros(0, np.int64)]).astype(np.int64),
     )
 
 

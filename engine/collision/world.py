@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine.collision import _kernels as K
+from engine.collision._epa import MAX_FACES, MAX_ITERATIONS
 from engine.collision._reuse import pack, pair_cache, unpack
 from engine.collision._world_arrays import FIELDS as WORLD_FIELDS
 from engine.collision.contacts import Contacts, ContactTables
@@ -181,8 +182,9 @@ class CollisionWorld:
         nmax = self.settings.max_contacts_per_pair
         return K.Workspace(**self._buffers, point=np.zeros((npairs * nmax, 3)), normal=np.zeros((npairs * nmax, 3)),
                            depth=np.zeros(npairs * nmax), pair=np.zeros(npairs * nmax, dtype=np.int64),
-                           fcl_pairs=np.zeros(npairs, dtype=np.int64), simplex=np.zeros((3, 4, 3)),
-                           axis=np.zeros((npairs, 3)))
+                           fcl_pairs=np.zeros(npairs, dtype=np.int64), axis=np.zeros((npairs, 3)),
+                           simplex=np.zeros((3, 4 + MAX_ITERATIONS, 3)), epa_faces=np.zeros((MAX_FACES, 3), np.int64),
+                           epa_normal=np.zeros((MAX_FACES, 3)), epa_distance=np.zeros(MAX_FACES))
 
     def _shape_pairs(self, object_pairs):
         """Shape pairs (a, b, kind) of the object pairs, in object-pair order; the plane is always B."""
