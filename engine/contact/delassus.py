@@ -206,6 +206,25 @@ def delassus_into(model, data, q, maps, method, Lam, reuse_aba=True):
     return method
 
 
+def delassus_factor(model, data, q, blocks, reuse_aba=False):
+    """A factor of Lambda = B Bᵀ in the joint space (``_delassus_kernels.tree_factor``: B = J Aᵀ D^-1/2 from the
+    ABA's inward pass), ``blocks`` as in ``delassus``; row i of B has the values ``B_val[i, :, 0]`` on the columns
+    ``B_col[i, :]`` (−1: none), at most the dofs on its bodies' paths to the base. Returns (B_col (n, K),
+    B_val (n, K, 1), width), the columns the multibody's dofs on the blocks' paths, in dof order."""
+    maps = blocks if isinstance(blocks, BlockMaps) else block_maps(blocks, model.nbodies)
+    maps.check(model)
+    work = workspace(model, data)
+    ws = _articulated(model, data, work, vector(q, model.nq, "q"), reuse_aba)
+    Xw = np.empty_like(maps.term_X)
+    _k.world_terms(ws, maps.term_body, maps.term_X, Xw)
+    bi = work.data.model_pack.bi
+    K = _k.tree_factor_support(bi, maps.term_body, maps.block_term)
+    B_col, B_val = np.empty((maps.nrows, K), np.int64), np.empty((maps.nrows, K, 1))
+    width = _k.tree_factor(bi, ws, work.Sw, work.Uw, work.y, work.F, maps.term_body, maps.block_term,
+                           maps.block_row, Xw, 1.0, np.arange(maps.nrows), B_col, B_val)
+    return B_col, B_val, width
+
+
 def omega(model, data, q, bodies, method="auto", reuse_aba=False):
     """Omega (C, C, 6, 6) for the contact bodies ``bodies`` (in the given order): Omega[s, t] = J_s M^-1 J_t^T,
     the acceleration (a_o, alpha) of body s (origin, base axes) per unit wrench (f, n_o) on body t (moment
