@@ -29,6 +29,7 @@ from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, 
                                               reach, test_force, thesis_omega, tree_factor,
                                               tree_factor_support, world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
+from engine.contact._linalg_kernels import gram_upper
 from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
@@ -292,8 +293,8 @@ def multibody_delassus_factor(lo, hi, R_m, group_contacts, side, X, contact_row,
 
 @njit(cache=True, nogil=True)
 def set_factor_product(W, w0, B_col, B_val, width):
-    """W[w0:] (n × n, row-major, n = B's rows) = B Bᵀ for a factor of w = 1: B dense (n, width), one BLAS product
-    written in place, its upper triangle mirrored (W stays exactly symmetric)."""
+    """W[w0:] (n × n, row-major, n = B's rows) = B Bᵀ for a factor of w = 1: B dense (n, width), its upper triangle
+    by BLAS's dsyrk in place (``gram_upper``), mirrored."""
     n = B_col.shape[0]
     B = np.zeros((n, width))
     for i in range(n):
@@ -301,7 +302,7 @@ def set_factor_product(W, w0, B_col, B_val, width):
             if B_col[i, s] >= 0:
                 B[i, B_col[i, s]] += B_val[i, s, 0]
     Wg = W[w0:w0 + n * n].reshape((n, n))
-    np.dot(B, B.T, Wg)
+    gram_upper(B, Wg)
     for i in range(n):
         for j in range(i):
             Wg[i, j] = Wg[j, i]
