@@ -450,7 +450,7 @@ class ContactStage:
 
     def _group_delassus(self, a, W, g, dt, factors):
         """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes); a group
-        on one multibody without a sole leaves its factor W_g = B Bᵀ (``multibody_delassus``) in factors[g]."""
+        on one multibody without a sole leaves its factor W_g = B Bᵀ (``multibody_delassus_factor``) in factors[g]."""
         r0, n, w0 = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g]), int(a["w_start"][g])
         members = self.members[self.member_start[g]:self.member_start[g + 1]]
         methods = set()
