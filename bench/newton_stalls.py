@@ -26,7 +26,7 @@ SCENES = {"knock": "talos_knocks_box.xml", "default": "default.xml", "walk": "ta
 def simulation(run, root):
     import record_hard_problems as R
     if run in ("fall", "limits"):
-        return R.talos('nonsmooth-newton" joint_limits="constraint' if run == "limits" else "nonsmooth-newton")
+        return R.talos("nonsmooth-newton", limits=run == "limits")
     from dataclasses import replace
     universe = R.load_universe(root / "scenes" / SCENES[run])
     return R.Simulation(universe.with_settings(solver=replace(universe.solver, name="nonsmooth-newton")))

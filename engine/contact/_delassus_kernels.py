@@ -155,6 +155,93 @@ def test_force(bi, ws, Sw, Uw, y, F, A, term_body, term_block, block_row, block_
     mirror(Lam)
 
 
+@njit(cache=True, nogil=True)
+def tree_factor(bi, ws, Sw, Uw, y, F, term_body, block_term, block_row, Xw, scale, row_map, B_col, B_val):
+    """The rows of B = scale · J Aᵀ D^-1/2 (scale = √δt: W = δt Λ = B Bᵀ) into B_col, B_val (the layout of
+    ``_factor_kernels`` with one column a block, w = 1: row i's entries are the dofs ``B_col[i, :]``, −1 past its
+    last); the columns are the multibody's dofs on the terms' paths to the base, in dof order. Returns the width.
+
+    The ABA's inward pass is a factor of the inverse mass matrix (the innovations factorization of Rodriguez,
+    Jain & Kreutz-Delgado 1991; Jain, Robot and Multibody Dynamics, 2011, §7.2): with u = A τ the innovations
+    y_i = S_iᵀ F_i it computes from the joint forces τ (``transmit``), M⁻¹ = Aᵀ D⁻¹ A, D = diag(D_i). For the
+    wrench Xᵀ e_j of row j (its terms' rows ``Xw``), τ = J_jᵀ, so Λ_jl = Σ_i y_jiᵀ D_i⁻¹ y_li and, with
+    D_i⁻¹ = G_i G_iᵀ (Cholesky), B_j,i = G_iᵀ y_ji. The pass climbs from the row's bodies to the base only: row j
+    touches the dofs of its bodies' ancestors (Featherstone, RBDA §6.5: the branch-induced sparsity of J L⁻¹)."""
+    nb, nv = bi.shape[0], Sw.shape[0]
+    col, on, G = np.full(nv, -1, np.int64), np.zeros(nb, np.bool_), np.zeros((nv, 6))
+    for t in range(term_body.shape[0]):                   # the columns: the terms' paths
+        i = term_body[t]
+        while i >= 0 and not on[i]:
+            on[i] = True
+            i = bi[i, BI_PARENT]
+    width = 0
+    for i in range(nb):
+        if on[i]:
+            k0, n = bi[i, BI_IV], bi[i, BI_NV]
+            for a in range(n):
+                col[k0 + a], width = width, width + 1
+                for b in range(a + 1):                    # D_i⁻¹ = G Gᵀ, G lower (row k0 + a)
+                    s = ws[i, WS_DINV + 6 * a + b]
+                    for c in range(b):
+                        s -= G[k0 + a, c] * G[k0 + b, c]
+                    G[k0 + a, b] = np.sqrt(s) if a == b else s / G[k0 + b, b]
+    for k in range(block_row.shape[0] - 1):
+        t0, t1 = block_term[k], block_term[k + 1]
+        for e in range(block_row[k + 1] - block_row[k]):
+            for t in range(t0, t1):                       # F = 0 on the paths, then the row's wrench
+                i = term_body[t]
+                while i >= 0:
+                    for r in range(6):
+                        F[i, r] = 0.0
+                    i = bi[i, BI_PARENT]
+            for t in range(t0, t1):
+                for r in range(6):
+                    F[term_body[t], r] += Xw[t, e, r]
+            row = row_map[block_row[k] + e]
+            p0, p1, count = term_body[t0], term_body[t1 - 1], 0
+            while p0 >= 0 or p1 >= 0:                     # the paths' bodies, deepest first (tree order)
+                i = max(p0, p1)
+                k0, n, p = bi[i, BI_IV], bi[i, BI_NV], bi[i, BI_PARENT]
+                for b in range(n):                        # y_i = S_iᵀ F_i
+                    s = 0.0
+                    for r in range(6):
+                        s += Sw[k0 + b, r] * F[i, r]
+                    y[k0 + b] = s
+                for a in range(n):                        # B_j,i = G_iᵀ y_i
+                    s = 0.0
+                    for b in range(a, n):
+                        s += G[k0 + b, a] * y[k0 + b]
+                    B_col[row, count], B_val[row, count, 0], count = col[k0 + a], scale * s, count + 1
+                if p >= 0:                                # F_p += F_i − U_i D_i⁻¹ y_i
+                    for r in range(6):
+                        F[p, r] += F[i, r]
+                    for a in range(n):
+                        z = 0.0
+                        for b in range(n):
+                            z += ws[i, WS_DINV + 6 * a + b] * y[k0 + b]
+                        for r in range(6):
+                            F[p, r] -= Uw[k0 + a, r] * z
+                p0, p1 = p if p0 == i else p0, p if p1 == i else p1
+            for c in range(count, B_col.shape[1]):
+                B_col[row, c] = -1
+    return width
+
+
+@kernel
+def tree_factor_support(bi, term_body, block_term):
+    """The most dofs a row of ``tree_factor`` touches: over the blocks, the dofs on their terms' paths."""
+    most = 0
+    for k in range(block_term.shape[0] - 1):
+        p0, p1, count = term_body[block_term[k]], term_body[block_term[k + 1] - 1], 0
+        while p0 >= 0 or p1 >= 0:
+            i = max(p0, p1)
+            count += bi[i, BI_NV]
+            p = bi[i, BI_PARENT]
+            p0, p1 = p if p0 == i else p0, p if p1 == i else p1
+        most = max(most, count)
+    return most
+
+
 @kernel
 def reach(bi, bodies, mark, union):
     """mark[i] = the largest c whose contact body bodies[c] has i on its path to the base (-1: none); the

@@ -2,8 +2,10 @@
 
 For a group of free rigid bodies W = δt G M⁻¹ Gᵀ = B Bᵀ with B = √δt G L, L Lᵀ = M⁻¹ per body
 (``_stepping_kernels.rigid_delassus``): B has 6k columns for k bodies, and each contact row of B touches the
-columns of its two bodies only. A set A of m active rows (a pile of k boxes: m ≈ 23 k, W_AA of rank ≤ 6k) is
-then solved in the 6k columns instead of the m rows. With B_A the rows A of B and C = B_Aᵀ B_A (p × p),
+columns of its two bodies only. For a group on one multibody, B = √δt J Aᵀ D^-1/2
+(``_delassus_kernels.tree_factor``) has at most nv columns, a row those of the dofs on its bodies' paths to the
+base. A set A of m active rows (a pile of k boxes: m ≈ 23 k, W_AA of rank ≤ 6k) is then solved in the 6k columns
+instead of the m rows. With B_A the rows A of B and C = B_Aᵀ B_A (p × p),
 
     W_AA⁺ = (B_A B_Aᵀ)⁺ = B_A (C⁺)² B_Aᵀ       (B_A = U Σ Vᵀ: both sides are U Σ⁻² Uᵀ),
 
@@ -15,7 +17,8 @@ fewer than three active contacts).
 
 Factor layout, per row i of the group: ``B_col[i, s]`` (K entries) the column blocks it touches (−1: none),
 ``B_val[i, s]`` (K, w) its values on them; block c covers the columns w c … w c + w − 1 of B (rigid bodies: K = 2
-sides, w = 6, block = the body's place in its group); ``width`` = p, the number of columns.
+sides, w = 6, block = the body's place in its group; a multibody's joint-space factor: w = 1, a block is one dof,
+K the most dofs a row touches); ``width`` = p, the number of columns.
 """
 from __future__ import annotations
 

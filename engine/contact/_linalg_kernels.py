@@ -8,14 +8,44 @@ from __future__ import annotations
 
 import math
 
+import llvmlite.binding as ll
 import numpy as np
-from numba import njit
+from numba import config, njit, types
+from numba.extending import get_cython_function_address
 
 POLISH_RCOND = 1e-10        # pivots of W_SS below this times its largest diagonal are treated as zero
 REUSE_ROWS = 48             # an active set of this many rows keeps its Cholesky factor for the next solve …
 REUSE_ITERATIONS = 4        # … which preconditions conjugate gradients, at most this many, on the same rows …
 REUSE_TOL = 1e-12           # … until ‖W_SS x − b‖ ≤ REUSE_TOL ‖b‖ (else W_SS is factored again)
 RANK_TOL = 1e-12            # |R_kk| below this times |R_00| ends the rank (``least_norm_rows``: QR, column pivoting)
+
+
+# BLAS's dsyrk (scipy's, whose dgemm numba's np.dot calls), by a symbol name: the kernels that call it stay cacheable
+ll.add_symbol("articula_dsyrk", get_cython_function_address("scipy.linalg.cython_blas", "dsyrk"))
+_dsyrk = types.ExternalFunction("articula_dsyrk", types.void(*(types.voidptr,) * 10))
+
+
+@njit(cache=True, nogil=True)
+def gram_upper(B, out):
+    """The upper triangle of out (n × n, C-contiguous) = B Bᵀ, B (n, k) C-contiguous, by BLAS's dsyrk (half the
+    flops of a product; Talos lying, n = 180, k = 37: 25.5 against 43.5 µs); the lower triangle is left as it was.
+    Row-major B is column-major Bᵀ: dsyrk's C = Aᵀ A with A = Bᵀ (k × n), its lower triangle the upper here."""
+    n, k = B.shape
+    chars = np.array([ord("L"), ord("T")], np.uint8)
+    sizes = np.array([n, k, k, n], np.int32)
+    scalars = np.array([1.0, 0.0])
+    _dsyrk(chars[0:].ctypes, chars[1:].ctypes, sizes[0:].ctypes, sizes[1:].ctypes, scalars[0:].ctypes, B.ctypes,
+           sizes[2:].ctypes, scalars[1:].ctypes, out.ctypes, sizes[3:].ctypes)
+
+
+def _gram_upper(B, out):
+    """``gram_upper`` in numpy, for NUMBA_DISABLE_JIT (BLAS by a symbol name is for compiled code only)."""
+    upper = np.triu_indices(len(B))
+    out[upper] = (B @ B.T)[upper]
+
+
+if config.DISABLE_JIT:
+    gram_upper = _gram_upper  # noqa: F811
 
 
 def no_keep():

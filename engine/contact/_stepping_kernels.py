@@ -26,8 +26,10 @@ import numpy as np
 from numba import njit
 
 from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, dense_factors, project, project_dense,
-                                              reach, test_force, thesis_omega, world_axes, world_terms)
+                                              reach, test_force, thesis_omega, tree_factor,
+                                              tree_factor_support, world_axes, world_terms)
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
+from engine.contact._linalg_kernels import gram_upper
 from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
@@ -232,6 +234,10 @@ def _previous(pair, point, prev_pair, prev_point, radius):
 # ---- Delassus -----------------------------------------------------------------------------------------------------
 
 AUTO, THESIS, CHANG_KHATIB, TEST_FORCE = 0, 1, 2, 3      # the names of engine.contact.delassus.METHODS
+JOINT_SPACE = 4          # W = B Bᵀ from the joint-space factor (``multibody_delassus_factor``; picked by AUTO)
+TREE_FACTOR_ROWS = 36    # … for a group on one multibody of this many rows or more: Talos falling, Λ by the thesis's
+                         # methods against B Bᵀ, 24 rows on 2 bodies 9.6 against 9.9 µs, 42 rows on 5 bodies 16.6
+                         # against 14.1, 72 on 13: 64 against 30, 177 on 17: 188 against 85 µs
 
 
 @njit(cache=True, nogil=True)
@@ -242,12 +248,35 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
     ``engine.contact.delassus`` (Alg. 3, 4 or 5; AUTO picks Alg. 4 when two contact bodies share a branch),
     from the articulated inertias of the free dynamics' ABA in ``ws``/``wd`` (``reuse_aba``), with the
     workspace arrays of ``delassus.workspace``.  Returns the method used (0: no block on this multibody)."""
+    return multibody_delassus_factor(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side,
+                                     closure_X, closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6,
+                                     path, mark, union, method, W, w0, n, r0, dt, n + 1)[0]
+
+
+@njit(cache=True, nogil=True)
+def multibody_delassus_factor(lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X,
+                              closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union,
+                              method, W, w0, n, r0, dt, factor_rows):
+    """``multibody_delassus``, but where every one of the group's n rows acts on this multibody, the method is
+    AUTO and n ≥ ``factor_rows``: W_group = B Bᵀ from the factor in joint space of ``_delassus_kernels.tree_factor``
+    (the same ABA's inward pass, B = √δt J Aᵀ D^-1/2, the group's rows in ``_factor_kernels``' layout with w = 1;
+    ``set_factor_product``: the group's W is this multibody's alone), which the solver's linear solves then take
+    too (method JOINT_SPACE).
+    Returns (the method used (0: no block on this multibody), B_col, B_val, width (0: no factor))."""
     nt, nb, nbodies, term_block, term_body, term_contact, block_row, block_term, bodies, row_map, Xw = _world_terms(
         lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X, closure_nrows,
         closure_row, bi, df, ws, wd, Sw, Uw, mark)
+    B_col, B_val, width = np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0
     if nt == 0:
-        return 0
+        return 0, B_col, B_val, width
     rows = block_row[nb]
+    if method == AUTO and rows == n and n >= factor_rows:
+        K = tree_factor_support(bi, term_body, block_term)
+        B_col, B_val = np.empty((n, K), np.int64), np.empty((n, K, 1))
+        width = tree_factor(bi, ws, Sw, Uw, y, F, term_body, block_term, block_row, Xw, math.sqrt(dt),
+                            row_map[:rows] - r0, B_col, B_val)
+        set_factor_product(W, w0, B_col, B_val, width)
+        return JOINT_SPACE, B_col, B_val, width
     if method == TEST_FORCE:
         Lam = np.zeros((rows, rows))
         test_force(bi, ws, Sw, Uw, y, F, A, term_body, term_block, block_row, block_term, Xw, Lam)
@@ -259,7 +288,24 @@ def multibody_delassus(lo, hi, R_m, group_contacts, side, X, contact_row, closur
             Lam = np.zeros((rows, rows))
             project(term_contact, term_block, block_row, Xw, Om, np.empty((nt, 6, 6 * nbodies)), Lam)
     add_delassus(W, w0, n, r0, row_map[:rows], Lam, dt)
-    return method
+    return method, B_col, B_val, width
+
+
+@njit(cache=True, nogil=True)
+def set_factor_product(W, w0, B_col, B_val, width):
+    """W[w0:] (n × n, row-major, n = B's rows) = B Bᵀ for a factor of w = 1: B dense (n, width), its upper triangle
+    by BLAS's dsyrk in place (``gram_upper``), mirrored."""
+    n = B_col.shape[0]
+    B = np.zeros((n, width))
+    for i in range(n):
+        for s in range(B_col.shape[1]):
+            if B_col[i, s] >= 0:
+                B[i, B_col[i, s]] += B_val[i, s, 0]
+    Wg = W[w0:w0 + n * n].reshape((n, n))
+    gram_upper(B, Wg)
+    for i in range(n):
+        for j in range(i):
+            Wg[i, j] = Wg[j, i]
 
 
 @njit(cache=True, nogil=True)

@@ -2,12 +2,12 @@
 compiled call, driven by ``stepping.ContactStage._tree_step``.
 
 It chains the kernels ``stepping.py`` calls one by one for any universe — contact rows, collision groups, their
-layout, warm start, W = δt Λ (``multibody_delassus``: the thesis's methods from the free dynamics' articulated
-inertias), the solve (``solve_and_retry``: ``solve_groups``, with the retry of a failed group without its positive
-targets), Gᵀf (``scatter``) and the body-frame wrenches (``body_wrenches``) — with the same arguments in the same
-order, so the forces are the same to the last bit (as ``_rigid_kernels.rigid_contacts`` does for free rigid
-bodies). The rows of the multibody's closures, joint friction and limits come in as ``closures.Closures.update``
-leaves them.
+layout, warm start, W = δt Λ (``multibody_delassus_factor``: the thesis's methods from the free dynamics'
+articulated inertias, or for a large group W = B Bᵀ from the joint-space factor, which the solver takes too), the
+solve (``solve_and_retry``: ``solve_groups``, with the retry of a failed group without its positive targets), Gᵀf
+(``scatter``) and the body-frame wrenches (``body_wrenches``) — with the same arguments in the same order, so the
+forces are the same to the last bit (as ``_rigid_kernels.rigid_contacts`` does for free rigid bodies). The rows of
+the multibody's closures, joint friction and limits come in as ``closures.Closures.update`` leaves them.
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from numba import njit
 
 from engine.contact._linalg_kernels import REUSE_ROWS
 from engine.contact._tree_arrays import TreeArrays
-from engine.contact._stepping_kernels import (body_wrenches, contact_rows, gather, multibody_delassus, scatter,
-                                              self_contacts, solve_and_retry, warm_start)
+from engine.contact._stepping_kernels import (TREE_FACTOR_ROWS, body_wrenches, contact_rows, gather,
+                                              multibody_delassus_factor, scatter, self_contacts, solve_and_retry,
+                                              warm_start)
 from engine.contact.groups import contact_groups, group_layout
 
 
@@ -77,10 +78,11 @@ def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, obj
         if closure_nrows[c] > 0:
             closures[active], active = c, active + 1
     r0, n = row_start[0], row_start[1] - row_start[0]  # one multibody: one group
-    code = multibody_delassus(offset[0], offset[1], R_m, contacts[contact_start[0]:contact_start[1]], side, X,
-                              contact_row, closures, closure_side, closure_X, closure_nrows, closure_row, bi, df, ws,
-                              wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, method, W, w_start[0], n, r0, dt)
-    B_col, B_val, B_width = np.empty((nrows, 2), np.int64), np.empty((nrows, 2, 6)), np.zeros(ng, np.int64)
+    code, B_col, B_val, width = multibody_delassus_factor(
+        offset[0], offset[1], R_m, contacts[contact_start[0]:contact_start[1]], side, X, contact_row, closures,
+        closure_side, closure_X, closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark,
+        union, method, W, w_start[0], n, r0, dt, TREE_FACTOR_ROWS)
+    B_width = np.full(ng, width, np.int64)
     solve_and_retry(W, w_start, u_all, f, row_start, block_offset, block_start, block_kind, block_mu, solver, tol,
                     max_iter, stats[:ng], keep, B_col, B_val, B_width, contacts, contact_start, contact_row, target)
     scatter(f, contact_row, C, side, X, closure_row, closure_nrows, closure_side, closure_X, f_local, forces,

@@ -9,6 +9,11 @@ column and never forming M^-1, by the thesis's three methods:
 * ``"dense"``: J M^-1 J^T with the CRBA and a Cholesky factorisation (the test reference);
 * ``"auto"``: ``choose_method`` — the thesis's method unless two contact bodies share a branch (L1808-1810).
 
+``delassus_factor`` gives Λ = B Bᵀ in the joint space instead (B = J Aᵀ D^-1/2 from the ABA's inward pass, at
+most nv columns, each row on the dofs of its bodies' paths to the base); the contact stage's ``auto`` builds the
+W of a group of ``TREE_FACTOR_ROWS`` rows or more as that product and hands B to the Newton solver
+(``_stepping_kernels.multibody_delassus_factor``, reported as ``"joint-space"``).
+
 Constraints come in blocks (a frictional contact: 3 rows; a loop closure: 3 or 5).  A block acts on one or
 more bodies s of this multibody through (rows, 6) maps X_ks on V_s = (v_o, omega): the velocity of the body
 origin o_s and the angular velocity, both in the multibody's base axes (Pinocchio's LOCAL_WORLD_ALIGNED).  Then
@@ -204,6 +209,25 @@ def delassus_into(model, data, q, maps, method, Lam, reuse_aba=True):
         _k.project(maps.term_contact, maps.term_block, maps.block_row, Xw, Om, Y, Lam)
     work.method = method
     return method
+
+
+def delassus_factor(model, data, q, blocks, reuse_aba=False):
+    """A factor of Lambda = B Bᵀ in the joint space (``_delassus_kernels.tree_factor``: B = J Aᵀ D^-1/2 from the
+    ABA's inward pass), ``blocks`` as in ``delassus``; row i of B has the values ``B_val[i, :, 0]`` on the columns
+    ``B_col[i, :]`` (−1: none), at most the dofs on its bodies' paths to the base. Returns (B_col (n, K),
+    B_val (n, K, 1), width), the columns the multibody's dofs on the blocks' paths, in dof order."""
+    maps = blocks if isinstance(blocks, BlockMaps) else block_maps(blocks, model.nbodies)
+    maps.check(model)
+    work = workspace(model, data)
+    ws = _articulated(model, data, work, vector(q, model.nq, "q"), reuse_aba)
+    Xw = np.empty_like(maps.term_X)
+    _k.world_terms(ws, maps.term_body, maps.term_X, Xw)
+    bi = work.data.model_pack.bi
+    K = _k.tree_factor_support(bi, maps.term_body, maps.block_term)
+    B_col, B_val = np.empty((maps.nrows, K), np.int64), np.empty((maps.nrows, K, 1))
+    width = _k.tree_factor(bi, ws, work.Sw, work.Uw, work.y, work.F, maps.term_body, maps.block_term,
+                           maps.block_row, Xw, 1.0, np.arange(maps.nrows), B_col, B_val)
+    return B_col, B_val, width
 
 
 def omega(model, data, q, bodies, method="auto", reuse_aba=False):

@@ -48,7 +48,8 @@ WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact
 REUSE_SLOP = 0.05    # a pair's contacts are reused while it moves less than 0.05 slop: depths off by < slop / 10
 NO_FORCES = np.zeros((0, 3))   # no contact: empty arrays, shared (nothing can be written into them)
 NO_PREVIOUS = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
-METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force"}
+METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force",
+           K.JOINT_SPACE: "joint-space"}
 SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
                 "nonsmooth-newton": K.NONSMOOTH_NEWTON}
 METHOD_CODES = {"auto": K.AUTO, "thesis": K.THESIS, "chang-khatib": K.CHANG_KHATIB, "test-force": K.TEST_FORCE}
@@ -424,7 +425,8 @@ class ContactStage:
         """W of every group but those ``solved`` stick-first; the groups of free rigid bodies alone (cubes, boxes,
         balls: ``auto`` method) in one kernel call (``rigid_delassus``, which also leaves their factors W = B Bᵀ in
         a["B_col"], a["B_val"], a["B_width"] for the solver; not for a group with a sole, whose compliance W then
-        gains), the others multibody by multibody. Returns each group's method(s)."""
+        gains), the others multibody by multibody, a group on one multibody (no sole) with its joint-space factor
+        (``_tree_factors``) unless a rigid group has its factor in these arrays. Returns each group's method(s)."""
         start, members = self.member_start[:ng], self.members[:self.member_start[ng]]
         rigid = np.logical_and.reduceat(self.rigid[members], start) if ng else start
         nrows = int(a["row_start"][ng])
@@ -439,22 +441,46 @@ class ContactStage:
                 a["B_width"][~np.logical_and.reduceat(self.sole_free[members], start)] = 0
         else:
             rigid = np.zeros(ng, dtype=bool)
-        return [solved[g][0] if g in solved else "rigid" if rigid[g] else self._group_delassus(a, W, g, dt)
-                for g in range(ng)]
+        factors = {}
+        methods = [solved[g][0] if g in solved else "rigid" if rigid[g] else self._group_delassus(a, W, g, dt, factors)
+                   for g in range(ng)]
+        if factors and not a["B_width"].any():
+            self._tree_factors(a, factors)
+        return methods
 
-    def _group_delassus(self, a, W, g, dt):
-        """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes)."""
+    def _group_delassus(self, a, W, g, dt, factors):
+        """W_g += δt Λ_m for each multibody m of group g (Λ_m by ``engine.contact.delassus``, in base axes); a group
+        on one multibody without a sole leaves its factor W_g = B Bᵀ (``multibody_delassus_factor``) in factors[g]."""
         r0, n, w0 = int(a["row_start"][g]), int(a["row_start"][g + 1] - a["row_start"][g]), int(a["w_start"][g])
+        members = self.members[self.member_start[g]:self.member_start[g + 1]]
         methods = set()
-        for m in self.members[self.member_start[g]:self.member_start[g + 1]]:
+        for m in members:
             terms = self._delassus_terms(a, g, m)
             if self.method == "dense":
                 methods.add(self._dense_delassus(self.runs[m], terms, self.work[m].mark, W, w0, n, r0, dt))
                 continue
-            code = K.multibody_delassus(*terms, *self._delassus_work(m), METHOD_CODES[self.method], W, w0, n, r0, dt)
+            work = self._delassus_work(m)
+            if len(members) == 1 and self.sole_free[m]:
+                code, *factor = K.multibody_delassus_factor(*terms, *work, METHOD_CODES[self.method], W, w0, n, r0,
+                                                            dt, K.TREE_FACTOR_ROWS)
+                if factor[2]:
+                    factors[g] = factor
+            else:
+                code = K.multibody_delassus(*terms, *work, METHOD_CODES[self.method], W, w0, n, r0, dt)
             if code:
                 methods.add(METHODS[code])
         return "+".join(sorted(methods)) or "none"
+
+    @staticmethod
+    def _tree_factors(a, factors):
+        """The factors {g: (B_col, B_val, width)} of ``_group_delassus`` into a["B_col"], a["B_val"] (rows as
+        the stacked vectors, −1 past a row's columns) and a["B_width"], for the solver."""
+        nrows, K = len(a["u_all"]), max(B_col.shape[1] for B_col, _, _ in factors.values())
+        a["B_col"], a["B_val"] = np.full((nrows, K), -1, np.int64), np.zeros((nrows, K, 1))
+        for g, (B_col, B_val, width) in factors.items():
+            rows = slice(int(a["row_start"][g]), int(a["row_start"][g + 1]))
+            a["B_col"][rows, :B_col.shape[1]], a["B_val"][rows, :B_col.shape[1]] = B_col, B_val
+            a["B_width"][g] = width
 
     def _delassus_terms(self, a, g, m) -> tuple:
         """The blocks of group g acting on multibody m, as ``_stepping_kernels.multibody_terms`` takes them: its

@@ -20,6 +20,9 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  49 × 49 of rank 20) and 745 (37 contacts, 6 limit rows, W 117 × 117 of rank 35), two of the 178
                  falling steps 0c2aeea left unconverged (recorded with it): the line search failed with a contact
                  slipping while the sticking contacts' system was inconsistent (``_newton_kernels.newton_step``).
+* talos_lying_factor: the fall under nonsmooth-newton with the joints' limits as rows (``joint_limits=
+                 "constraint"``), lying at t = 2 s, with the group's joint-space factor W = B Bᵀ (B_col, B_val,
+                 width: ``_stepping_kernels.multibody_delassus_factor``), recorded by the stage's readable path.
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * walk_double, walk_single: scenes/talos_walk_ankles.xml (Talos walking on flexible ankles, nonsmooth-newton,
@@ -62,16 +65,20 @@ STACK = """<Universe><Settings><Solver name="gauss-seidel-newton"/></Settings>{b
 
 
 class Recorder:
-    """Wraps ``ContactStage._solve_range`` to keep the largest group's problem of the last step."""
+    """Wraps ``ContactStage._solve_range`` to keep the largest group's problem of the last step (and its factor,
+    ``factor``)."""
 
     def __init__(self):
-        self.last, original = None, ContactStage._solve_range
+        self.last, self.factor, original = None, None, ContactStage._solve_range
         recorder = self
 
         def solve_range(stage, a, W, g0, g1):
             problems = [tuple(np.copy(x) if isinstance(x, np.ndarray) else x for x in stage._problem(a, W, g))
                         for g in range(g0, g1)]
             recorder.last = max(problems, key=lambda p: len(p[1]))
+            g = g0 + max(range(g1 - g0), key=lambda k: len(problems[k][1]))
+            rows = slice(int(a["row_start"][g]), int(a["row_start"][g + 1]))
+            recorder.factor = a["B_col"][rows].copy(), a["B_val"][rows].copy(), int(a["B_width"][g])
             return original(stage, a, W, g0, g1)
 
         ContactStage._solve_range = solve_range
@@ -86,11 +93,19 @@ def simulation(text):
             return Simulation(load_universe(path))
 
 
-def talos(solver):
+def talos(solver, limits=False):
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
     urdf = example_robot_data_dir() / "talos_data/robots/talos_reduced.urdf"
-    return simulation(TALOS.format(urdf=urdf, joints=joints).replace("gauss-seidel-newton", solver))
+    text = TALOS.format(urdf=urdf, joints=joints).replace("gauss-seidel-newton", solver)
+    return simulation(text.replace('"100"/>', '"100" joint_limits="constraint"/>') if limits else text)
+
+
+def lying_factor_problem(recorder):
+    sim = talos("nonsmooth-newton", limits=True)
+    sim.contact_stage.tree_only = False                 # the readable path, which the recorder wraps
+    sim.step(2000)
+    return recorder.last + (recorder.factor,)
 
 
 def talos_problems(recorder):
@@ -132,7 +147,7 @@ def walk_problems():
 
 
 def limits_problems():
-    sim = talos('nonsmooth-newton" joint_limits="constraint')
+    sim = talos("nonsmooth-newton", limits=True)
     for name, step in (("talos_limits_landing", 387), ("talos_limits_arms", 744)):
         sim.step(step - sim.step_count)
         with tempfile.TemporaryDirectory() as tmp:
@@ -168,6 +183,7 @@ def main(names):
     recorder = Recorder()
     problems = dict(talos_problems(recorder))
     problems["talos_wedged"] = wedged_problem()
+    problems["talos_lying_factor"] = lying_factor_problem(recorder)
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
     problems.update(walk_problems())
@@ -175,8 +191,17 @@ def main(names):
     for name, problem in problems.items():
         if names and name not in names:
             continue
-        save_problem(HERE / f"{name}.npz", *problem)
-        print(f"{name}: {len(problem[2].block_kind)} blocks, W {problem[0].shape}")
+        save(name, problem)
+
+
+def save(name, problem):
+    """problem = (W, u, blocks, f0[, (B_col, B_val, width)]) into HERE/name.npz, the factor's arrays beside."""
+    save_problem(HERE / f"{name}.npz", *problem[:4])
+    if len(problem) > 4:
+        B_col, B_val, width = problem[4]
+        with np.load(HERE / f"{name}.npz") as data:
+            np.savez_compressed(HERE / f"{name}.npz", **data, B_col=B_col, B_val=B_val, width=width)
+    print(f"{name}: {len(problem[2].block_kind)} blocks, W {problem[0].shape}")
 
 
 if __name__ == "__main__":
