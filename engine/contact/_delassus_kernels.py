@@ -78,14 +78,22 @@ def world_terms(ws, term_body, X, Xw):
 
 
 @inline
-def transmit(bi, ws, Sw, Uw, y, F, i, p):
-    """F_p += L_i F_i = F_i - U_i D_i^-1 S_i^T F_i (the articulated body i passes its load to its parent)."""
+def joint_load(bi, Sw, y, F, i):
+    """y_i = S_i^T F_i, the load F_i of the articulated body i on its joint's dofs."""
     k0, n = bi[i, BI_IV], bi[i, BI_NV]
     for b in range(n):
         s = 0.0
         for r in range(6):
             s += Sw[k0 + b, r] * F[i, r]
         y[k0 + b] = s
+
+
+@inline
+def transmit(bi, ws, Sw, Uw, y, F, i, p):
+    """F_p += L_i F_i = F_i - U_i D_i^-1 S_i^T F_i (the articulated body i passes its load to its parent; y_i =
+    S_i^T F_i left in y)."""
+    k0, n = bi[i, BI_IV], bi[i, BI_NV]
+    joint_load(bi, Sw, y, F, i)
     for r in range(6):
         F[p, r] += F[i, r]
     for a in range(n):
@@ -202,25 +210,15 @@ def tree_factor(bi, ws, Sw, Uw, y, F, term_body, block_term, block_row, Xw, scal
             while p0 >= 0 or p1 >= 0:                     # the paths' bodies, deepest first (tree order)
                 i = max(p0, p1)
                 k0, n, p = bi[i, BI_IV], bi[i, BI_NV], bi[i, BI_PARENT]
-                for b in range(n):                        # y_i = S_iᵀ F_i
-                    s = 0.0
-                    for r in range(6):
-                        s += Sw[k0 + b, r] * F[i, r]
-                    y[k0 + b] = s
+                if p >= 0:                                # y_i = S_iᵀ F_i, F_p += F_i − U_i D_i⁻¹ y_i
+                    transmit(bi, ws, Sw, Uw, y, F, i, p)
+                else:
+                    joint_load(bi, Sw, y, F, i)
                 for a in range(n):                        # B_j,i = G_iᵀ y_i
                     s = 0.0
                     for b in range(a, n):
                         s += G[k0 + b, a] * y[k0 + b]
                     B_col[row, count], B_val[row, count, 0], count = col[k0 + a], scale * s, count + 1
-                if p >= 0:                                # F_p += F_i − U_i D_i⁻¹ y_i
-                    for r in range(6):
-                        F[p, r] += F[i, r]
-                    for a in range(n):
-                        z = 0.0
-                        for b in range(n):
-                            z += ws[i, WS_DINV + 6 * a + b] * y[k0 + b]
-                        for r in range(6):
-                            F[p, r] -= Uw[k0 + a, r] * z
                 p0, p1 = p if p0 == i else p0, p if p1 == i else p1
             for c in range(count, B_col.shape[1]):
                 B_col[row, c] = -1

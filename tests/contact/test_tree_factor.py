@@ -31,7 +31,6 @@ from tests.contact.test_factor_solve import dense
 from tests.dynamics.random_trees import random_model, to_pinocchio
 
 DATA = Path(__file__).resolve().parent / "data"
-RNG = np.random.default_rng(18)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +71,8 @@ def test_talos_factor_of_feet_hands_self_contact_closure_and_joint_rows(talos):
     closure between the grippers and a joint row (the torque of a knee: ±S on the shank and the thigh, as
     ``closures.Closures``' limit and friction rows)."""
     model, pm = talos
-    q = random_configuration(model, RNG)
+    rng = np.random.default_rng(18)
+    q = random_configuration(model, rng)
     feet = [model.body_index(f"leg_{side}_6_link") for side in ("left", "right")]
     hand, thigh = model.body_index("arm_left_7_link"), model.body_index("leg_left_3_link")
     knee = model.body_index("leg_right_4_link")
@@ -81,10 +81,10 @@ def test_talos_factor_of_feet_hands_self_contact_closure_and_joint_rows(talos):
     pin.computeJointJacobians(pm, pd, q)
     k = model.joint_idx_v[knee]                         # the knee's axis, base axes
     axis = np.r_[np.zeros(3), pin.getJointJacobian(pm, pd, knee + 1, pin.LOCAL_WORLD_ALIGNED)[3:, k]][None]
-    C, hinge = random_frame(RNG), RNG.normal(size=(5, 6))
-    blocks = foot_blocks(model, RNG, feet[0]) + foot_blocks(model, RNG, feet[1])
-    blocks += [(hand, point_map(random_frame(RNG), RNG.normal(size=3) * 0.1)),
-               [(hand, point_map(C, RNG.normal(size=3) * 0.1)), (thigh, -point_map(C, RNG.normal(size=3) * 0.1))],
+    C, hinge = random_frame(rng), rng.normal(size=(5, 6))
+    blocks = foot_blocks(model, rng, feet[0]) + foot_blocks(model, rng, feet[1])
+    blocks += [(hand, point_map(random_frame(rng), rng.normal(size=3) * 0.1)),
+               [(hand, point_map(C, rng.normal(size=3) * 0.1)), (thigh, -point_map(C, rng.normal(size=3) * 0.1))],
                [(grippers[0], hinge), (grippers[1], -hinge)],
                [(knee, axis), (int(model.body_parent[knee]), -axis)]]
     reference = pin_reference(pm, q, blocks)
@@ -120,22 +120,29 @@ def lying_problem():
 def test_joint_space_solves_on_talos_lying_are_the_dense_least_norm_solves():
     """W_AA⁺ b through the factor (``factor_solve``, the Newton step's sticking solve where the m active rows
     outnumber the factor's columns) against the dense least-norm solve and numpy's pseudo-inverse: every row, the
-    contacts' rows alone (no limit row) and random halves of the blocks, consistent and inconsistent right sides."""
+    contacts' rows alone (no limit row) and random halves of the blocks, consistent and inconsistent right sides.
+    Tolerance: x = B_A C⁻² B_Aᵀ b applies C⁻¹ = (B_Aᵀ B_A)⁻¹ twice, and C has the non-zero spectrum of W_AA, so
+    rounding grows by up to κ(W_AA)² (κ over the non-zero eigenvalues; the dense solves: κ); measured ≤ 0.012 κ² ε
+    over 300 draws of the blocks (κ 3e2 … 1e5)."""
+    rng = np.random.default_rng(19)
     W, u, blocks, _, factor = lying_problem()
     assert factor[2] == np.linalg.matrix_rank(W) < len(u)
     block_rows = [np.arange(s, e) for s, e in zip(blocks.block_start[:-1], blocks.block_start[1:])]
     sets = [np.arange(len(u)), np.concatenate([r for r in block_rows if len(r) == 3])]
-    sets += [np.concatenate([r for r, keep in zip(block_rows, RNG.random(len(block_rows)) < 0.5) if keep])
-             for _ in range(3)]
+    sets += [np.concatenate([r for r, keep in zip(block_rows, rng.random(len(block_rows)) < 0.5) if keep])
+             for _ in range(8)]
     for rows in sets:
         assert len(rows) > factor[2]
         W_AA = W[np.ix_(rows, rows)]
-        for rhs in (W_AA @ RNG.standard_normal(len(rows)), RNG.standard_normal(len(rows))):
+        eigenvalues = np.linalg.eigvalsh(W_AA)
+        nonzero = eigenvalues[eigenvalues > 1e-12 * eigenvalues[-1]]
+        rounding = (nonzero[-1] / nonzero[0]) ** 2 * np.finfo(float).eps
+        for rhs in (W_AA @ rng.standard_normal(len(rows)), rng.standard_normal(len(rows))):
             x = factor_solve(*factor, rows, rhs)
             reference = least_norm_solve(W_AA.copy(), rhs)
-            np.testing.assert_allclose(x, reference, rtol=0, atol=1e-10 * np.abs(reference).max())
+            np.testing.assert_allclose(x, reference, rtol=0, atol=rounding * np.abs(reference).max())
             oracle = np.linalg.pinv(W_AA, rcond=1e-10, hermitian=True) @ rhs
-            np.testing.assert_allclose(x, oracle, rtol=0, atol=1e-9 * np.abs(oracle).max())
+            np.testing.assert_allclose(x, oracle, rtol=0, atol=rounding * np.abs(oracle).max())
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
