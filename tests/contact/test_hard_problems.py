@@ -107,6 +107,17 @@ def test_the_falls_stalled_problems_with_joint_limits_are_solved(name):
     assert stats.cone_violation <= 1e-12 * np.abs(f).max()
 
 
+def newton_state(W, u, blocks, f0):
+    """What ``_newton_kernels.newton_step`` takes besides W: the blocks (start, kind, mu), their state and gains,
+    the force f = proj_K(f0), v = W f + u, the work arrays (status first) and the memo."""
+    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
+    _, state, rho = _prepare(W, start, kind, blocks.inv_start)
+    n, m = len(u), len(kind)
+    f = blocks.project(f0)
+    work = (np.zeros(m, np.int64), np.zeros((m, 5)), np.zeros(n, np.int64), *(np.zeros(n) for _ in range(4)))
+    return start, kind, mu, state, rho, f, W @ f + u, work, no_memo(n)
+
+
 def test_the_plateau_step_holds_the_slipping_contacts():
     """``_newton_kernels.newton_step`` on talos_limits_arms: after three Newton steps from the warm start, the line
     search fails with contacts slipping while the sticking rows' system is inconsistent; the step then holds
@@ -114,12 +125,7 @@ def test_the_plateau_step_holds_the_slipping_contacts():
     same to rounding), the held forces unchanged to the bit, f in K with one sticking contact on its cone's
     boundary. Without it (0c2aeea) the solve stalled at 2e-4 of the force."""
     W, u, blocks, f0 = load("talos_limits_arms")
-    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
-    _, state, rho = _prepare(W, start, kind, blocks.inv_start)
-    n, m = len(u), len(kind)
-    f, memo = blocks.project(f0), no_memo(n)
-    v = W @ f + u
-    work = (np.zeros(m, np.int64), np.zeros((m, 5)), np.zeros(n, np.int64), *(np.zeros(n) for _ in range(4)))
+    start, kind, mu, state, rho, f, v, work, memo = newton_state(W, u, blocks, f0)
     status = work[0]
     for _ in range(3):
         assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
@@ -143,12 +149,7 @@ def test_the_plateau_step_moves_the_internal_forces_only():
     the sticking corners' system is inconsistent; the next step moves f by the internal forces (W Δf = 0: v the
     same to rounding), keeps it in the cone and puts one corner on the cone's boundary."""
     W, u, blocks, f0 = load("walk_single")
-    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
-    _, state, rho = _prepare(W, start, kind, blocks.inv_start)
-    n, m = len(u), len(kind)
-    f, memo = blocks.project(f0), no_memo(n)
-    v = W @ f + u
-    work = (np.zeros(m, np.int64), np.zeros((m, 5)), np.zeros(n, np.int64), *(np.zeros(n) for _ in range(4)))
+    start, kind, mu, state, rho, f, v, work, memo = newton_state(W, u, blocks, f0)
     assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
     g, w = f.copy(), v.copy()
     assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
