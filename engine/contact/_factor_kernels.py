@@ -1,7 +1,7 @@
 """numba kernel of the Newton step's linear solve in body space: W_AA x = b, least-norm, through a factor of W.
 
 For a group of free rigid bodies W = δt G M⁻¹ Gᵀ = B Bᵀ with B = √δt G L, L Lᵀ = M⁻¹ per body
-(``_stepping_kernels.rigid_delassus``): B has 6k columns for k bodies, and each contact row of B touches the
+(``_group_delassus_kernels.rigid_delassus``): B has 6k columns for k bodies, and each contact row of B touches the
 columns of its two bodies only. For a group on one multibody, B = √δt J Aᵀ D^-1/2
 (``_delassus_kernels.tree_factor``) has at most nv columns, a row those of the dofs on its bodies' paths to the
 base. A set A of m active rows (a pile of k boxes: m ≈ 23 k, W_AA of rank ≤ 6k) is then solved in the 6k columns

@@ -14,8 +14,9 @@ import numpy as np
 from numba import njit
 
 from engine.contact._linalg_kernels import REUSE_ROWS
-from engine.contact._stepping_kernels import (contact_rows, free_body_wrenches, gather, rigid_delassus, scatter,
-                                              self_contacts, solve_and_retry, warm_start)
+from engine.contact._group_delassus_kernels import rigid_delassus
+from engine.contact._stepping_kernels import (contact_rows, free_body_wrenches, gather, scatter, self_contacts,
+                                              solve_and_retry, warm_start)
 from engine.contact.groups import contact_groups, group_layout
 
 

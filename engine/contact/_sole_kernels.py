@@ -10,7 +10,7 @@ from numba import njit
 
 from engine.contact._kernels import natural_residual
 from engine.contact._newton_kernels import force_norm
-from engine.contact._stepping_kernels import multibody_factors
+from engine.contact._group_delassus_kernels import multibody_factors
 from engine.dynamics._kernels.algebra import kernel
 
 
@@ -251,7 +251,7 @@ def stick_first(u, X, Om, dt, r0, contact_row, index, frames, node, active, G, K
     converged), each sole's node forces F_c = Pᵀ f (sole frame) and displacements U_c = K_c⁻¹ F_c (4.22) into
     ``F_node``, ``U`` —, FAILED otherwise (a contact would slip, or an idle one sink), writing nothing.
 
-    δt X Ω Xᵀ is δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``; rank 6C, C the contact
+    δt X Ω Xᵀ is δt Λ of the group's one multibody (``_group_delassus_kernels.multibody_factors``; rank 6C, C the contact
     bodies, 12 for two feet). D is the soles' compliance, block-diagonal per sole: D_s = F K_c⁻¹[s, s] Fᵀ / δt for
     the contacts at the nodes s of sole s (4.21 as corrected, P a selection), F the contacts' frames F_i = C_i R
     (orthogonal), so D_AA⁻¹ = δt F G_A Fᵀ with G_A = (K_c⁻¹[s_A, s_A])⁻¹ — K_c itself when every candidate node
@@ -323,7 +323,7 @@ def factored_stick_first(lo, hi, R_m, group_contacts, side, X_contact, contact_r
                          closure_nrows, closure_row, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, method,
                          u, dt, r0, index, frames, node, active, G, K_inv, block_start, block_kind, block_mu, tol, f,
                          stats, U, F_node):
-    """The factors X, Ω of δt Λ of the group's one multibody (``_stepping_kernels.multibody_factors``, its
+    """The factors X, Ω of δt Λ of the group's one multibody (``_group_delassus_kernels.multibody_factors``, its
     arguments from ``lo`` to ``method``), then the first ``stick_first`` (its arguments from ``u``, ``contact_row``
     the same), in one call: returns (stick_first's code, the Delassus method, X, Ω), X and Ω for the solves that
     follow a PULLING one."""

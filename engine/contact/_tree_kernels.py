@@ -16,9 +16,9 @@ from numba import njit
 
 from engine.contact._linalg_kernels import REUSE_ROWS
 from engine.contact._tree_arrays import TreeArrays
-from engine.contact._stepping_kernels import (TREE_FACTOR_ROWS, body_wrenches, contact_rows, gather,
-                                              multibody_delassus_factor, scatter, self_contacts, solve_and_retry,
-                                              warm_start)
+from engine.contact._group_delassus_kernels import TREE_FACTOR_ROWS, multibody_delassus_factor
+from engine.contact._stepping_kernels import (body_wrenches, contact_rows, gather, scatter, self_contacts,
+                                              solve_and_retry, warm_start)
 from engine.contact.groups import contact_groups, group_layout
 
 

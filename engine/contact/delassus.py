@@ -12,7 +12,7 @@ column and never forming M^-1, by the thesis's three methods:
 ``delassus_factor`` gives Λ = B Bᵀ in the joint space instead (B = J Aᵀ D^-1/2 from the ABA's inward pass, at
 most nv columns, each row on the dofs of its bodies' paths to the base); the contact stage's ``auto`` builds the
 W of a group of ``TREE_FACTOR_ROWS`` rows or more as that product and hands B to the Newton solver
-(``_stepping_kernels.multibody_delassus_factor``, reported as ``"joint-space"``).
+(``_group_delassus_kernels.multibody_delassus_factor``, reported as ``"joint-space"``).
 
 Constraints come in blocks (a frictional contact: 3 rows; a loop closure: 3 or 5).  A block acts on one or
 more bodies s of this multibody through (rows, 6) maps X_ks on V_s = (v_o, omega): the velocity of the body

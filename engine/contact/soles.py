@@ -226,7 +226,7 @@ class SoleContacts:
         """(Delassus method, solver stats as ``_stepping_kernels.solve_groups``) of group g, its forces into a["f"],
         if its contacts stick or carry nothing (``_sole_kernels.stick_first``), with its soles' node forces and
         displacements (4.22; ``update`` keeps them): ``terms`` from ``stick_terms``, ``factor_terms`` the arguments
-        of ``_stepping_kernels.multibody_factors`` from ``lo`` to ``method`` (the group's one multibody: the factors
+        of ``_group_delassus_kernels.multibody_factors`` from ``lo`` to ``method`` (the group's one multibody: the factors
         of δt Λ and the first solve in one call, ``_sole_kernels.factored_stick_first``). The contacts that pull
         are let go, and the solve repeated, up to STICK_TRIES times. None if a contact would slip or an idle one
         sink: the caller then assembles W and solves."""

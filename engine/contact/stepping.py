@@ -25,6 +25,7 @@ from engine import faults, plugins
 from engine.collision._kernels import bind
 from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
+from engine.contact import _group_delassus_kernels as D
 from engine.contact import _stepping_kernels as K
 from engine.contact._rigid_kernels import rigid_contacts
 from engine.contact._tree_arrays import FIELDS as TREE_FIELDS
@@ -48,11 +49,11 @@ WARM_RADIUS = 0.01   # m: a contact takes the last force of the previous contact
 REUSE_SLOP = 0.05    # a pair's contacts are reused while it moves less than 0.05 slop: depths off by < slop / 10
 NO_FORCES = np.zeros((0, 3))   # no contact: empty arrays, shared (nothing can be written into them)
 NO_PREVIOUS = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
-METHODS = {K.THESIS: "thesis", K.CHANG_KHATIB: "chang-khatib", K.TEST_FORCE: "test-force",
-           K.JOINT_SPACE: "joint-space"}
+METHODS = {D.THESIS: "thesis", D.CHANG_KHATIB: "chang-khatib", D.TEST_FORCE: "test-force",
+           D.JOINT_SPACE: "joint-space"}
 SOLVER_CODES = {"gauss-seidel": K.GAUSS_SEIDEL, "gauss-seidel-newton": K.GAUSS_SEIDEL_NEWTON,
                 "nonsmooth-newton": K.NONSMOOTH_NEWTON}
-METHOD_CODES = {"auto": K.AUTO, "thesis": K.THESIS, "chang-khatib": K.CHANG_KHATIB, "test-force": K.TEST_FORCE}
+METHOD_CODES = {"auto": D.AUTO, "thesis": D.THESIS, "chang-khatib": D.CHANG_KHATIB, "test-force": D.TEST_FORCE}
 
 
 @dataclass(frozen=True)
@@ -403,7 +404,7 @@ class ContactStage:
     def _stick_first(self, a, ng, dt) -> dict:
         """{g: (Delassus method, stats)} of the groups solved by the stick-first solve of their soles (one multibody
         standing on soles alone, every contact sticking: ``SoleContacts.stick_first``), their Λ left unassembled
-        as X Ω Xᵀ (``_stepping_kernels.multibody_factors``) and their forces in a["f"]; the other groups take
+        as X Ω Xᵀ (``_group_delassus_kernels.multibody_factors``) and their forces in a["f"]; the other groups take
         the assembled W and the solver."""
         solved = {}
         for g in range(ng):
@@ -434,7 +435,7 @@ class ContactStage:
             self.factor = np.empty((2 * nrows, 2), np.int64), np.empty((2 * nrows, 2, 6))
         a["B_col"], a["B_val"], a["B_width"] = self.factor[0][:nrows], self.factor[1][:nrows], np.zeros(ng, np.int64)
         if self.method == "auto" and rigid.any():
-            K.rigid_delassus(rigid, self.member_start, self.members, self.bodies.offset, a["contact_start"],
+            D.rigid_delassus(rigid, self.member_start, self.members, self.bodies.offset, a["contact_start"],
                              a["contacts"], a["side"], a["X"], a["contact_row"], a["row_start"], a["w_start"],
                              self.bodies.R, self.body_inverse_factor, W, dt, a["B_col"], a["B_val"], a["B_width"])
             if self.soles:
@@ -461,12 +462,12 @@ class ContactStage:
                 continue
             work = self._delassus_work(m)
             if len(members) == 1 and self.sole_free[m]:
-                code, *factor = K.multibody_delassus_factor(*terms, *work, METHOD_CODES[self.method], W, w0, n, r0,
-                                                            dt, K.TREE_FACTOR_ROWS)
+                code, *factor = D.multibody_delassus_factor(*terms, *work, METHOD_CODES[self.method], W, w0, n, r0,
+                                                            dt, D.TREE_FACTOR_ROWS)
                 if factor[2]:
                     factors[g] = factor
             else:
-                code = K.multibody_delassus(*terms, *work, METHOD_CODES[self.method], W, w0, n, r0, dt)
+                code = D.multibody_delassus(*terms, *work, METHOD_CODES[self.method], W, w0, n, r0, dt)
             if code:
                 methods.add(METHODS[code])
         return "+".join(sorted(methods)) or "none"
@@ -483,7 +484,7 @@ class ContactStage:
             a["B_width"][g] = width
 
     def _delassus_terms(self, a, g, m) -> tuple:
-        """The blocks of group g acting on multibody m, as ``_stepping_kernels.multibody_terms`` takes them: its
+        """The blocks of group g acting on multibody m, as ``_group_delassus_kernels.multibody_terms`` takes them: its
         bodies, base rotation, the group's contacts and m's active closure/joint rows."""
         rows, cl = self.bodies.rows(m), self.closures
         contacts = a["contacts"][a["contact_start"][g]:a["contact_start"][g + 1]]
@@ -492,7 +493,7 @@ class ContactStage:
 
     def _delassus_work(self, m) -> tuple:
         """Multibody m's ABA results at this q (``fresh_data``) and Delassus workspace, as
-        ``_stepping_kernels.multibody_delassus`` takes them."""
+        ``_group_delassus_kernels.multibody_delassus`` takes them."""
         data, work = self.runs[m].fresh_data(), self.work[m]
         return (data.model_pack.bi, data.model_pack.df, data.ws, data.wd, work.Sw, work.Uw, work.y, work.F, work.A,
                 work.Od, work.S6, work.path, work.mark, work.union)
@@ -503,13 +504,13 @@ class ContactStage:
         term_block, term_body, term_contact = (np.empty(nt, np.int64) for _ in range(3))
         term_X, block_row, block_term = np.empty((nt, 6, 6)), np.empty(nt + 1, np.int64), np.empty(nt + 1, np.int64)
         bodies, row_map = np.empty(run.model.nbodies, np.int64), np.empty(3 * nt, np.int64)
-        nt, nb, nbodies = K.multibody_terms(*terms, mark, term_block, term_body, term_X, block_row, block_term, bodies,
+        nt, nb, nbodies = D.multibody_terms(*terms, mark, term_block, term_body, term_X, block_row, block_term, bodies,
                                             term_contact, row_map)
         if nt:
             maps = BlockMaps(block_row[:nb + 1], block_term[:nb + 1], term_block[:nt], term_body[:nt], term_X[:nt],
                              bodies[:nbodies], term_contact[:nt])
             W_m = delassus(run.model, run.fresh_data(), run.q, maps, "dense")
-            K.add_delassus(W, w0, n, r0, row_map[:maps.nrows], W_m, dt)
+            D.add_delassus(W, w0, n, r0, row_map[:maps.nrows], W_m, dt)
         return "dense"
 
     def export_problems(self, directory):

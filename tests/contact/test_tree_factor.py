@@ -19,7 +19,7 @@ import pytest
 from engine.contact._factor_kernels import factor_solve
 from engine.contact._linalg_kernels import least_norm_solve
 from engine.contact.conic import load_problem
-from engine.contact._stepping_kernels import TREE_FACTOR_ROWS
+from engine.contact._group_delassus_kernels import TREE_FACTOR_ROWS
 from engine.contact.delassus import delassus, delassus_factor
 from engine.contact.newton import nonsmooth_newton
 from engine.dynamics.integrators import random_configuration

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.contact import _group_delassus_kernels as D
 from engine.contact import _stepping_kernels as K
 from engine.contact.delassus import delassus, workspace
 from engine.contact.frames import contact_frames
@@ -91,7 +92,7 @@ def test_contact_rows_are_the_maps_of_problem_contact_block_and_the_relative_vel
         assert mu[i] == c["pair_mu"][c["pair"][i]]
 
 
-@pytest.mark.parametrize("method", [K.AUTO, K.THESIS, K.CHANG_KHATIB, K.TEST_FORCE])
+@pytest.mark.parametrize("method", [D.AUTO, D.THESIS, D.CHANG_KHATIB, D.TEST_FORCE])
 def test_group_delassus_is_the_dense_reference(method):
     """W += δt Λ over a rotated, translated arm with contacts on two bodies of one branch, a self-contact and a
     static side: equal to δt J M⁻¹ Jᵀ by CRBA + Cholesky (``delassus(..., "dense")``) with X in base axes."""
@@ -116,12 +117,12 @@ def test_group_delassus_is_the_dense_reference(method):
         blocks.append([(b, Xb @ np.kron(np.eye(2), R_m)) for _, b, Xb in ref.bodies])
     W, n = np.zeros(9 * nc * nc), 3 * nc
     work = workspace(model, data)
-    code = K.multibody_delassus(0, model.nbodies, R_m, np.arange(nc), side, X, 3 * np.arange(nc),
+    code = D.multibody_delassus(0, model.nbodies, R_m, np.arange(nc), side, X, 3 * np.arange(nc),
                                 np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2, 6, 6)),
                                 np.zeros(0, np.int64), np.zeros(0, np.int64), data.model_pack.bi, data.model_pack.df,
                                 data.ws, data.wd, work.Sw, work.Uw, work.y, work.F, work.A, work.Od, work.S6, work.path,
                                 work.mark, work.union, method, W, 0, n, 0, dt)
-    assert code == (K.CHANG_KHATIB if method == K.AUTO else method)    # contacts on forearm and hand: one branch
+    assert code == (D.CHANG_KHATIB if method == D.AUTO else method)    # contacts on forearm and hand: one branch
     reference = dt * delassus(model, model.create_data(), q, blocks, "dense")
     np.testing.assert_allclose(W.reshape(n, n), reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
 

@@ -22,7 +22,7 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  slipping while the sticking contacts' system was inconsistent (``_newton_kernels.newton_step``).
 * talos_lying_factor: the fall under nonsmooth-newton with the joints' limits as rows (``joint_limits=
                  "constraint"``), lying at t = 2 s, with the group's joint-space factor W = B Bᵀ (B_col, B_val,
-                 width: ``_stepping_kernels.multibody_delassus_factor``), recorded by the stage's readable path.
+                 width: ``_group_delassus_kernels.multibody_delassus_factor``), recorded by the stage's readable path.
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * walk_double, walk_single: scenes/talos_walk_ankles.xml (Talos walking on flexible ankles, nonsmooth-newton,
