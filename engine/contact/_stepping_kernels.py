@@ -315,7 +315,8 @@ def solve_and_retry(W, w_start, u_all, f, row_start, block_offset, block_start, 
         if stats[g, 3] == 0.0 and stats[g, 1] > 0.5 * stats[g, 6]:
             drop_positive_targets(contacts[contact_start[g]:contact_start[g + 1]], contact_row, target, u_all, f)
             solve_groups(W, w_start[g:g + 2], u_all, f, row_start[g:g + 2], block_offset[g:g + 2], block_start[g:],
-                         block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val, B_width)
+                         block_kind, block_mu, solver, tol, max_iter, stats[g:g + 1], keep, B_col, B_val,
+                         B_width[g:g + 1])
 
 
 @kernel

@@ -554,7 +554,7 @@ class ContactStage:
         K.solve_groups(W, a["w_start"][g0:g1 + 1], a["u_all"], a["f"], a["row_start"][g0:g1 + 1],
                        a["block_offset"][g0:g1 + 1], a["block_start"][g0:], a["block_kind"], a["block_mu"],
                        SOLVER_CODES[self.solver], settings.tolerance, settings.max_iterations, stats, self.keep,
-                       a["B_col"], a["B_val"], a["B_width"])
+                       a["B_col"], a["B_val"], a["B_width"][g0:g1])
         self._keep_factor()
         return stats
 

@@ -194,3 +194,31 @@ def test_body_space_slip_solve_declines_when_a_body_has_only_slipping_contacts()
     J, factor, slip_rows = slip_system(5, (0, 1, 2, 3, 20))
     b = J @ RNG.standard_normal(len(J))
     assert factor_slip_solve(J, b, *factor, np.arange(len(J)), *slip_rows).shape == (0,)
+
+
+def test_a_group_solved_alone_takes_its_own_factor(tmp_path):
+    """A cube alone (factor width 6) and six touching cubes (width 36) in two groups: solving the second group on
+    its own, as the retry of a failed group does (``_solve_range(a, W, 1, 2)``), gives its forces to the bit of the
+    solve of both groups from the same warm start: the group's factor width is its own, not the first group's."""
+    path = tmp_path / "two_groups.xml"
+    cubes = CUBE.format(i=0, mass=2.0, x=-1.0) + "".join(CUBE.format(i=i, mass=1 + 0.5 * i, x=0.1 * i)
+                                                          for i in range(1, 7))
+    path.write_text(TOUCHING.format(cubes=cubes))
+    sim = Simulation(load_universe(path))
+    sim.step(20)
+    stage, dt = sim.contact_stage, sim.dt
+    stage.world.update()
+    a, ng = stage._layout(stage.world.detect(), dt)
+    W = np.zeros(a["w_start"][ng])
+    assert ng == 2 and stage._delassus(a, W, ng, dt) == ["rigid", "rigid"]
+    widths = sorted(a["B_width"].tolist())
+    assert widths == [6, 36]
+    g = int(np.argmax(a["B_width"]))
+    rows = slice(a["row_start"][g], a["row_start"][g + 1])
+    warm = a["f"].copy()
+    both = stage._solve_range(a, W, 0, 2)[g]
+    f_both = a["f"][rows].copy()
+    a["f"][:] = warm
+    alone = stage._solve_range(a, W, g, g + 1)[0]
+    np.testing.assert_array_equal(a["f"][rows], f_both)
+    np.testing.assert_array_equal(alone, both)
