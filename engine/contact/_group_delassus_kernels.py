@@ -180,12 +180,11 @@ def rigid_delassus(group_rigid, member_start, members, offset, contact_start, co
             for s in range(2):
                 if side[i, s] == static:
                     continue
-                for b in range(contact_start[k], contact_start[k + 1]):
+                for b in range(a, contact_start[k + 1]):      # the upper blocks, mirrored: W is symmetric
                     j = contacts[b]
                     for t in range(2):
                         if side[j, t] == side[i, s]:
-                            _add_coupling(B_val, contact_row[i], s, contact_row[j], t, W,
-                                          w0 + (contact_row[i] - r0) * n + contact_row[j] - r0, n)
+                            _add_coupling(B_val, contact_row[i], s, contact_row[j], t, W, w0, r0, n, b > a)
 
 
 @inline
@@ -203,14 +202,19 @@ def _factor_row(x, R, L, scale, out):
 
 
 @inline
-def _add_coupling(B_val, row_i, s, row_j, t, W, at, n):
-    """W[rows of i, rows of j] += B_is B_jtᵀ (3 × 3), W flat with row stride n, block (0, 0) at ``at``."""
+def _add_coupling(B_val, row_i, s, row_j, t, W, w0, r0, n, mirror):
+    """W[rows of i, rows of j] += B_is B_jtᵀ (3 × 3), and the same products to W[rows of j, rows of i] if ``mirror``;
+    W flat with row stride n from w0, its first row r0. Each entry sums at most two products (the sides two
+    contacts share), which commute, so the mirrored block is bit for bit the one B_jt B_isᵀ gives."""
+    ij, ji = w0 + (row_i - r0) * n + row_j - r0, w0 + (row_j - r0) * n + row_i - r0
     for r in range(3):
         for c in range(3):
             acc = 0.0
             for p in range(6):
                 acc += B_val[row_i + r, s, p] * B_val[row_j + c, t, p]
-            W[at + r * n + c] += acc
+            W[ij + r * n + c] += acc
+            if mirror:
+                W[ji + c * n + r] += acc
 
 
 @kernel

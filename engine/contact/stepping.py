@@ -190,10 +190,13 @@ class ContactStage:
         kept for reuse (``world.kept``). With the configuration, it makes a restored run continue exactly as the
         original. ``Simulation`` keeps it after every step (its last good state); ``State.capture`` copies it."""
         pair, point, force = self.previous
-        soles = self.soles.displacements() if self.soles else []
-        cl = self.closures                              # (an empty array, no closure: nothing to copy)
-        return dict(pair=pair, point=point, force=force, closure_force=cl.force.copy() if len(cl) else cl.force,
-                    sole_displacement=soles, factor=self.keep[:2], **self.world.kept())
+        f = self.closures.force                         # (an empty array, no closure: nothing to copy)
+        warm = {"pair": pair, "point": point, "force": force, "closure_force": f.copy() if len(f) else f,
+                "sole_displacement": self.soles.displacements() if self.soles else [], "factor": self.keep[:2]}
+        kept = self.world.kept()
+        if kept:                                        # (no merge when empty: with the literal, half the time)
+            warm.update(kept)
+        return warm
 
     def set_warm_start(self, warm: dict):
         """Restore a ``warm_start()``; an empty dict forgets the warm start."""

@@ -129,8 +129,9 @@ def test_group_delassus_is_the_dense_reference(method):
 
 def test_free_rigid_bodies_take_the_closed_form_delassus_equal_to_the_dense_reference(tmp_path):
     """Three spinning boxes of different sizes and masses stacked on the ground: one group of free rigid bodies,
-    whose W the stage builds in closed form (``rigid_delassus``: X R6 M⁻¹ R6ᵀ Xᵀ per shared body); equal to the
-    dense δt J M⁻¹ Jᵀ (CRBA + Cholesky) of every body at the same configuration."""
+    whose W the stage builds in closed form (``rigid_delassus``: X R6 M⁻¹ R6ᵀ Xᵀ per shared body, its upper blocks
+    mirrored); exactly symmetric and equal to the dense δt J M⁻¹ Jᵀ (CRBA + Cholesky) of every body at the same
+    configuration."""
     boxes = "".join(f'<Body name="box{i}"><Box size="0.1 0.{i + 2} 0.1"/><Mass>{1 + i}</Mass>'
                     f'<Translation x="{0.01 * i}" y="0" z="{0.05 + 0.1 * i}"/>'
                     f'<AngularVelocity>0.{i} 0.3 0.1</AngularVelocity></Body>' for i in range(3))
@@ -143,6 +144,8 @@ def test_free_rigid_bodies_take_the_closed_form_delassus_equal_to_the_dense_refe
     a, ng = stage._layout(stage.world.detect(), dt)
     W = np.zeros(a["w_start"][ng])
     assert ng == 1 and stage._delassus(a, W, ng, dt) == ["rigid"] and a["contact_start"][1] == 12
+    n = a["row_start"][1]
+    np.testing.assert_array_equal(W.reshape(n, n), W.reshape(n, n).T)     # the mirrored blocks: exactly symmetric
     stage.method = "dense"
     reference = np.zeros_like(W)
     assert stage._delassus(a, reference, ng, dt) == ["dense"]
