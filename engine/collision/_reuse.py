@@ -147,25 +147,23 @@ def emit_kept(cache, k, R, p, a, b, margin, nc, point, normal, depth, out_pair):
 
 
 @njit(cache=True, nogil=True)
-def pack(reach, R, c, count, point_a, point_b, normal):
-    """The pairs kept in contact (reach > 0, count > 0) and their rows flat, (pairs (m,), rows (m, 14 + 9 N)):
-    reach, R (9), c (3), count, point_a (3 N), point_b (3 N), normal (3 N); a copy (``unpack`` reverses it)."""
-    m = 0
-    for k in range(reach.shape[0]):
-        m += reach[k] > 0.0 and count[k] > 0
-    n = point_a.shape[1]
-    pairs, rows = np.empty(m, np.int64), np.empty((m, 14 + 9 * n))
+def pack(cache, pairs, rows, margin):
+    """The pairs kept in contact (reach > 0, count > 0) and their rows flat, written from the top of ``pairs``
+    (≥ m,) and ``rows`` (≥ m, 14 + 9 N): reach, R (9), c (3), count, point_a (3 N), point_b (3 N), normal (3 N),
+    and the margin they hold for to ``margin`` (1,) (``unpack`` reverses it); returns their number m."""
+    n = cache.point_a.shape[1]
     i = 0
-    for k in range(reach.shape[0]):
-        if reach[k] > 0.0 and count[k] > 0:
+    for k in range(cache.reach.shape[0]):
+        if cache.reach[k] > 0.0 and cache.count[k] > 0:
             pairs[i] = k
-            rows[i, 0], rows[i, 10:13], rows[i, 13] = reach[k], c[k], count[k]
-            rows[i, 1:10] = R[k].ravel()
-            rows[i, 14:14 + 3 * n] = point_a[k].ravel()
-            rows[i, 14 + 3 * n:14 + 6 * n] = point_b[k].ravel()
-            rows[i, 14 + 6 * n:] = normal[k].ravel()
+            rows[i, 0], rows[i, 10:13], rows[i, 13] = cache.reach[k], cache.c[k], cache.count[k]
+            rows[i, 1:10] = cache.R[k].ravel()
+            rows[i, 14:14 + 3 * n] = cache.point_a[k].ravel()
+            rows[i, 14 + 3 * n:14 + 6 * n] = cache.point_b[k].ravel()
+            rows[i, 14 + 6 * n:] = cache.normal[k].ravel()
             i += 1
-    return pairs, rows
+    margin[0] = cache.margin[0]
+    return i
 
 
 def unpack(cache, pairs, rows):
