@@ -183,7 +183,9 @@ def detect_native(sh, pairs, ws, cache, margin, n_max, tol, reuse_distance):
         elif not _aabb_overlap(lo, hi, a, b, margin):
             continue
         Rr, c = _reuse.relative_pose(sh, R, p, a, b) if pairs.reuse[k] else _reuse.NO_POSE
-        if pairs.reuse[k] and _reuse.stands(cache, k, Rr, c, sh, a, b):
+        if pairs.reuse[k] and (_reuse.stands(cache, k, Rr, c, v.norm(v.row(sh.box_half, a)))
+                               or _reuse.stands_apart(cache, k, Rr, c, v.row(sh.box_center, a),
+                                                      v.row(sh.box_center, b), v.norm(v.row(sh.box_half, b)))):
             nc = _reuse.emit_kept(cache, k, R, p, a, b, margin, nc, ws.point, ws.normal, ws.depth, ws.pair)
             continue
         clearance = 0.0

@@ -69,33 +69,38 @@ def relative_pose(sh, R, p, a, b):
 
 
 @njit(cache=True, nogil=True)
-def stands(cache, k, Rr, c, sh, a, b):
-    """True when pair k's kept result stands: δ = |c − c₀| + ‖R − R₀‖_F ρ_A < reach, or, for a result kept apart,
-    when B's box has moved relative to A by less than reach (``moved_b``)."""
+def stands(cache, k, Rr, c, rho):
+    """True when pair k's kept result stands: δ = |c − c₀| + ‖R − R₀‖_F ρ_A < reach."""
     if cache.reach[k] <= 0.0:
         return False
+    return v.norm(v.sub(c, v.row(cache.c, k))) + _turned(cache, k, Rr) * rho < cache.reach[k]
+
+
+@njit(cache=True, nogil=True)
+def stands_apart(cache, k, Rr, c, centre_a, centre_b, rho_b):
+    """True when pair k's result is kept apart and B's box has moved relative to A by less than its reach: B's box
+    centre c_B in A's frame, Rᵀ (c_B − t) with t = c − R c_A (A's origin in B's frame; c_A, c_B the box centres in
+    their own frames), has moved by |Rᵀ(c_B − t) − R₀ᵀ(c_B − t₀)| and a point of the box by at most that plus
+    ‖R − R₀‖_F ρ_B. The gap between A and B moves by no more than this either (it is 1-Lipschitz in the
+    displacement of one body relative to the other, whichever is held fixed), so a pair kept apart stays beyond
+    the margin while min(δ_A, δ_B) < reach: a small body B against a large A (an arm against the torso) is not
+    tested again each time A turns slightly."""
+    if cache.reach[k] <= 0.0 or cache.count[k] > 0:
+        return False
+    R0 = v.mat(cache.R, k)
+    now = v.rotate_t(Rr, v.sub(centre_b, v.sub(c, v.rotate(Rr, centre_a))))
+    kept = v.rotate_t(R0, v.sub(centre_b, v.sub(v.row(cache.c, k), v.rotate(R0, centre_a))))
+    return v.norm(v.sub(now, kept)) + _turned(cache, k, Rr) * rho_b < cache.reach[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _turned(cache, k, Rr):
+    """‖R − R₀‖_F of pair k's kept rotation."""
     rotation = 0.0
     for i in range(3):
         for j in range(3):
             rotation += (Rr[i][j] - cache.R[k, i, j]) ** 2
-    rotation = np.sqrt(rotation)
-    if v.norm(v.sub(c, v.row(cache.c, k))) + rotation * v.norm(v.row(sh.box_half, a)) < cache.reach[k]:
-        return True
-    return cache.count[k] == 0 and moved_b(cache, k, Rr, c, rotation, sh, a, b) < cache.reach[k]
-
-
-@njit(cache=True, nogil=True)
-def moved_b(cache, k, Rr, c, rotation, sh, a, b):
-    """How far any point of B's box has moved relative to A since pair k was kept: B's box centre c_B in A's
-    frame, Rᵀ (c_B − t) with t = c − R c_A (A's origin in B's frame), has moved by |Rᵀ(c_B − t) − R₀ᵀ(c_B − t₀)|
-    and a point of the box by at most that plus ‖R − R₀‖_F ρ_B. The gap between A and B moves by no more than
-    this either (it is 1-Lipschitz in the displacement of one body relative to the other, whichever body is
-    held fixed), so a pair kept apart stays beyond the margin while min(δ_A, δ_B) < reach: a small body B
-    against a large A (an arm against the torso) is not tested again each time A turns slightly."""
-    R0, ca, cb = v.mat(cache.R, k), v.row(sh.box_center, a), v.row(sh.box_center, b)
-    now = v.rotate_t(Rr, v.sub(cb, v.sub(c, v.rotate(Rr, ca))))
-    kept = v.rotate_t(R0, v.sub(cb, v.sub(v.row(cache.c, k), v.rotate(R0, ca))))
-    return v.norm(v.sub(now, kept)) + rotation * v.norm(v.row(sh.box_half, b))
+    return np.sqrt(rotation)
 
 
 @njit(cache=True, nogil=True)
