@@ -183,7 +183,9 @@ def detect_native(sh, pairs, ws, cache, margin, n_max, tol, reuse_distance):
         elif not _aabb_overlap(lo, hi, a, b, margin):
             continue
         Rr, c = _reuse.relative_pose(sh, R, p, a, b) if pairs.reuse[k] else _reuse.NO_POSE
-        if pairs.reuse[k] and _reuse.stands(cache, k, Rr, c, v.norm(v.row(sh.box_half, a))):
+        if pairs.reuse[k] and (_reuse.stands(cache, k, Rr, c, v.norm(v.row(sh.box_half, a)))
+                               or _reuse.stands_apart(cache, k, Rr, c, v.row(sh.box_center, a),
+                                                      v.row(sh.box_center, b), v.norm(v.row(sh.box_half, b)))):
             nc = _reuse.emit_kept(cache, k, R, p, a, b, margin, nc, ws.point, ws.normal, ws.depth, ws.pair)
             continue
         clearance = 0.0
@@ -219,15 +221,28 @@ def detect_native(sh, pairs, ws, cache, margin, n_max, tol, reuse_distance):
 
 
 @njit(cache=True)
-def world_arrays(sh, pairs, ws, cache):
-    """A world's shapes, pairs, workspace and kept results as one ``WorldArrays`` (``detect_native_of``)."""
-    return WorldArrays(sh, pairs, ws, cache)
+def world_arrays(sh, pairs, ws, cache, kept_pair, kept_rows, kept_margin, packed):
+    """A world's shapes, pairs, workspace, kept results and their slots as one ``WorldArrays``
+    (``detect_native_of``)."""
+    return WorldArrays(sh, pairs, ws, cache, kept_pair, kept_rows, kept_margin, packed)
 
 
 @njit(cache=True, nogil=True)
 def detect_native_of(s, margin, n_max, tol, reuse_distance):
-    """``detect_native`` on the arrays of the ``WorldArrays`` s."""
-    return detect_native(s.sh, s.pairs, s.ws, s.cache, margin, n_max, tol, reuse_distance)
+    """``detect_native`` on the arrays of the ``WorldArrays`` s, then, when a result kept in contact changed,
+    ``pack_kept`` (while the cache is still warm; the slots have no rows where nothing can be kept)."""
+    nc, nf = detect_native(s.sh, s.pairs, s.ws, s.cache, margin, n_max, tol, reuse_distance)
+    if nc >= 0 and s.kept_rows.shape[1] > 0 and s.packed[0] != s.cache.version[0]:
+        pack_kept(s)
+    return nc, nf
+
+
+@njit(cache=True, nogil=True)
+def pack_kept(s):
+    """``_reuse.pack`` of the kept results into the slot that ``CollisionWorld.kept`` did not hand out last."""
+    slot = 1 - s.packed[3]
+    s.packed[2] = _reuse.pack(s.cache, s.kept_pair[slot], s.kept_rows[slot], s.kept_margin[slot])
+    s.packed[0], s.packed[1] = s.cache.version[0], slot
 
 
 @njit(cache=True, nogil=True)

@@ -21,9 +21,19 @@ def halfspace_contacts(kind, size, r, verts, R, p, n, offset, margin, raw):
     Every support point x with gap s = n.x - r - offset <= margin is a contact: the deepest features of a
     convex set against a plane are its vertices, so this is exact for polytopes, spheres and capsules.  A
     cylinder adds the exact lowest point of each rim: c -/+ h a - r w/|w| with w = n - (n.a) a.
+
+    A hull has hundreds of points and few of them are contacts: each is first screened in A's frame,
+    s ≈ (Rᵀn).y − (offset + r − n.p), 3 products instead of 12, and only those within a slack of the margin
+    get the world-frame gap above, so the contacts are the same to the bit. The two forms differ by rounding,
+    a few ε (|offset| + |p| + |y|) (ε = 2.2e-16); the slack, 1e-9 (1 + |offset| + |p|₁) m, covers shapes up to
+    100 km across and costs only the exact test of the points within 1 nm of the margin.
     """
     k = 0
+    m = v.rotate_t(R, n)
+    level = offset + r - v.dot(n, p) + margin + 1e-9 * (1.0 + abs(offset) + abs(p[0]) + abs(p[1]) + abs(p[2]))
     for i in range(verts.shape[0]):
+        if m[0] * verts[i, 0] + m[1] * verts[i, 1] + m[2] * verts[i, 2] > level:
+            continue
         x = v.transform(R, p, v.row(verts, i))
         s = v.dot(n, x) - r - offset
         if s <= margin:

@@ -73,11 +73,34 @@ def stands(cache, k, Rr, c, rho):
     """True when pair k's kept result stands: δ = |c − c₀| + ‖R − R₀‖_F ρ_A < reach."""
     if cache.reach[k] <= 0.0:
         return False
+    return v.norm(v.sub(c, v.row(cache.c, k))) + _turned(cache, k, Rr) * rho < cache.reach[k]
+
+
+@njit(cache=True, nogil=True)
+def stands_apart(cache, k, Rr, c, centre_a, centre_b, rho_b):
+    """True when pair k's result is kept apart and B's box has moved relative to A by less than its reach: B's box
+    centre c_B in A's frame, Rᵀ (c_B − t) with t = c − R c_A (A's origin in B's frame; c_A, c_B the box centres in
+    their own frames), has moved by |Rᵀ(c_B − t) − R₀ᵀ(c_B − t₀)| and a point of the box by at most that plus
+    ‖R − R₀‖_F ρ_B. The gap between A and B moves by no more than this either (it is 1-Lipschitz in the
+    displacement of one body relative to the other, whichever is held fixed), so a pair kept apart stays beyond
+    the margin while min(δ_A, δ_B) < reach: a small body B against a large A (an arm against the torso) is not
+    tested again each time A turns slightly."""
+    if cache.reach[k] <= 0.0 or cache.count[k] > 0:
+        return False
+    R0 = v.mat(cache.R, k)
+    now = v.rotate_t(Rr, v.sub(centre_b, v.sub(c, v.rotate(Rr, centre_a))))
+    kept = v.rotate_t(R0, v.sub(centre_b, v.sub(v.row(cache.c, k), v.rotate(R0, centre_a))))
+    return v.norm(v.sub(now, kept)) + _turned(cache, k, Rr) * rho_b < cache.reach[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _turned(cache, k, Rr):
+    """‖R − R₀‖_F of pair k's kept rotation."""
     rotation = 0.0
     for i in range(3):
         for j in range(3):
             rotation += (Rr[i][j] - cache.R[k, i, j]) ** 2
-    return v.norm(v.sub(c, v.row(cache.c, k))) + np.sqrt(rotation) * rho < cache.reach[k]
+    return np.sqrt(rotation)
 
 
 @njit(cache=True, nogil=True)
@@ -129,25 +152,23 @@ def emit_kept(cache, k, R, p, a, b, margin, nc, point, normal, depth, out_pair):
 
 
 @njit(cache=True, nogil=True)
-def pack(reach, R, c, count, point_a, point_b, normal):
-    """The pairs kept in contact (reach > 0, count > 0) and their rows flat, (pairs (m,), rows (m, 14 + 9 N)):
-    reach, R (9), c (3), count, point_a (3 N), point_b (3 N), normal (3 N); a copy (``unpack`` reverses it)."""
-    m = 0
-    for k in range(reach.shape[0]):
-        m += reach[k] > 0.0 and count[k] > 0
-    n = point_a.shape[1]
-    pairs, rows = np.empty(m, np.int64), np.empty((m, 14 + 9 * n))
+def pack(cache, pairs, rows, margin):
+    """The pairs kept in contact (reach > 0, count > 0) and their rows flat, written from the top of ``pairs``
+    (≥ m,) and ``rows`` (≥ m, 14 + 9 N): reach, R (9), c (3), count, point_a (3 N), point_b (3 N), normal (3 N),
+    and the margin they hold for to ``margin`` (1,) (``unpack`` reverses it); returns their number m."""
+    n = cache.point_a.shape[1]
     i = 0
-    for k in range(reach.shape[0]):
-        if reach[k] > 0.0 and count[k] > 0:
+    for k in range(cache.reach.shape[0]):
+        if cache.reach[k] > 0.0 and cache.count[k] > 0:
             pairs[i] = k
-            rows[i, 0], rows[i, 10:13], rows[i, 13] = reach[k], c[k], count[k]
-            rows[i, 1:10] = R[k].ravel()
-            rows[i, 14:14 + 3 * n] = point_a[k].ravel()
-            rows[i, 14 + 3 * n:14 + 6 * n] = point_b[k].ravel()
-            rows[i, 14 + 6 * n:] = normal[k].ravel()
+            rows[i, 0], rows[i, 10:13], rows[i, 13] = cache.reach[k], cache.c[k], cache.count[k]
+            rows[i, 1:10] = cache.R[k].ravel()
+            rows[i, 14:14 + 3 * n] = cache.point_a[k].ravel()
+            rows[i, 14 + 3 * n:14 + 6 * n] = cache.point_b[k].ravel()
+            rows[i, 14 + 6 * n:] = cache.normal[k].ravel()
             i += 1
-    return pairs, rows
+    margin[0] = cache.margin[0]
+    return i
 
 
 def unpack(cache, pairs, rows):

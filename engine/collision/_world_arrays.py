@@ -16,8 +16,11 @@ class WorldArraysType(types.StructRef):
 
 
 class WorldArrays(structref.StructRefProxy):
-    """The fields ``FIELDS``: a CollisionWorld's ``shapes``, ``pair_arrays``, ``workspace`` and ``cache``."""
+    """The fields ``FIELDS``: a CollisionWorld's ``shapes``, ``pair_arrays``, ``workspace`` and ``cache``, and
+    the two slots its kept results are packed into (``kept_pair`` (2, n), ``kept_rows`` (2, n, 14 + 9 N),
+    ``kept_margin`` (2, 1): ``_reuse.pack``'s outputs; ``packed`` (4,): the cache version last packed, the slot
+    written, its pair count and the slot ``CollisionWorld.kept`` last handed out)."""
 
 
-FIELDS = ("sh", "pairs", "ws", "cache")
+FIELDS = ("sh", "pairs", "ws", "cache", "kept_pair", "kept_rows", "kept_margin", "packed")
 structref.define_proxy(WorldArrays, WorldArraysType, FIELDS)

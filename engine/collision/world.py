@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.collision import _kernels as K
 from engine.collision._epa import MAX_FACES, MAX_ITERATIONS
-from engine.collision._reuse import pack, pair_cache, unpack
+from engine.collision._reuse import pair_cache, unpack
 from engine.collision._world_arrays import FIELDS as WORLD_FIELDS
 from engine.collision.contacts import Contacts, ContactTables
 from engine.collision.filters import CollisionObject, PairFilter, candidate_pairs
@@ -227,11 +227,14 @@ class CollisionWorld:
         s = self.settings
         self.cache = c = pair_cache(len(self.pairs), s.max_contacts_per_pair)
         self._reusing = s.reuse_distance > 0.0 and bool(reuse.any())     # contacts may be kept (``kept``)
-        self._pack = K.bind(pack, c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
         self._kept = -1, {}                          # (cache version, ``kept()``) of the last pack
-        arrays = self.shapes, self.pair_arrays, self.workspace, self.cache
+        n = int(reuse.sum()) if self._reusing else 0  # pairs that can be kept in contact: the slots' rows
+        self._slots = (np.zeros((2, n), np.int64), np.zeros((2, n, 14 + 9 * s.max_contacts_per_pair)),
+                       np.zeros((2, 1)), np.array([-1, 0, 0, 1], np.int64))   # ``kept``: packed, slot, m, handed
+        arrays = self.shapes, self.pair_arrays, self.workspace, self.cache, *self._slots
         jit = hasattr(K.world_arrays, "overloads")      # under NUMBA_DISABLE_JIT, a namespace of the same fields
         self._arrays = K.world_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(WORLD_FIELDS, arrays)))
+        self._pack = K.bind(K.pack_kept, self._arrays)
         self._detect = K.bind(K.detect_native_of, self._arrays, 0.0, s.max_contacts_per_pair, s.reduction_tolerances,
                               s.reuse_distance)
         append = K.bind(K.append_fcl_contacts, self.shapes, self.workspace, self.cache, 0, 0, 0, 0, False, 0.0, 0,
@@ -305,13 +308,22 @@ class CollisionWorld:
         margin they hold for (``kept_margin``), which with the placements make ``detect`` continue exactly as it
         would have (``restore``); empty when no contact can be kept. The kept "apart" results are left out:
         reusing one gives what the narrowphase gives. The copy is made again only when a result kept in contact
-        changed (the cache's ``version``): until then the same arrays, which nothing writes."""
+        changed (the cache's ``version``): until then the same arrays, which nothing writes. The detection makes
+        it (``_kernels.pack_kept``, while the cache is warm), else, when a result changed after it (FCL's pairs, a
+        ``restore``), this call does, into the slot not handed out last: the next packs never write the slot
+        handed out now, so the warm start ``Simulation`` keeps from the last good step stays as it was through
+        the next step, as views of a slot (a ``State`` copies them)."""
         c = self.cache
         if not self._reusing:
             return {}
         if self._kept[0] != c.version[0]:               # packed again only when a result kept in contact changed
-            pairs, rows = self._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
-            self._kept = int(c.version[0]), dict(kept_pair=pairs, kept_rows=rows, kept_margin=c.margin.copy())
+            pairs, rows, margin, packed = self._slots
+            if packed[0] != c.version[0]:
+                self._pack(self._arrays)
+            slot, m = int(packed[1]), int(packed[2])
+            packed[3] = slot
+            self._kept = int(c.version[0]), dict(kept_pair=pairs[slot, :m], kept_rows=rows[slot, :m],
+                                                 kept_margin=margin[slot])
         return dict(self._kept[1])
 
     def restore(self, kept=None):

@@ -187,3 +187,50 @@ def test_kept_carries_the_kept_contacts_and_restore_and_a_new_margin_forget_them
     w.detect()
     place(w, poses)
     assert same(w.detect(margin=4e-3), fresh(tmp_path, poses, 4e-3))
+
+
+def test_a_small_body_apart_stands_while_it_turns_little_relative_to_a_large_one(tmp_path):
+    """The pair of test_a_pair_apart_... (A the 0.3 m cube b, B the 0.1 m cube d across a 3 mm gap, kept with the
+    2 mm clearance). b turned by θ about d's centre: in d's frame b's far corners, 0.5 m away, move by 6 mm at
+    θ = 0.012 rad (beyond the clearance), while in b's frame d only turns about its centre, its corners by at most
+    ‖ΔR‖_F ρ_d = √2 θ ρ_d = 1.5 mm (within it), so the pair kept apart stands (``_reuse.stands_apart``: its kept pose is
+    not replaced) and gives what a fresh narrowphase gives, nothing; at 0.02 rad (2.45 mm) it is tested again."""
+    b, d = hull_cube(tmp_path, "b", 0.3), hull_cube(tmp_path, "d", 0.1)
+    diagonal = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
+    centre = np.array([0.15, 0.15, 0.0]) + 0.053 * diagonal
+    poses = lambda theta: [(rot([0, 0, 1], np.degrees(theta)), centre - rot([0, 0, 1], np.degrees(theta)) @ centre),
+                           (rot([0, 0, 1], 45), centre)]
+    w = CollisionWorld([b, d], [], None, CollisionSettings(margin=1e-3, reuse_distance=EPS))
+    place(w, poses(0.0))
+    assert len(w.detect()) == 0 and w.cache.reach[0] > 1.9e-3
+    kept = w.cache.R[0].copy()
+    for theta, stands in ((0.012, True), (0.02, False)):
+        place(w, poses(theta))
+        fresh_world = CollisionWorld([b, d], [], None, CollisionSettings(margin=1e-3))
+        place(fresh_world, poses(theta))
+        assert same(w.detect(), fresh_world.detect())
+        assert np.array_equal(w.cache.R[0], kept) == stands
+
+
+def test_the_detection_never_writes_the_kept_results_handed_out_last(tmp_path):
+    """``kept()`` hands out views of one of two slots; the detections after it pack into the other, so what the
+    Simulation keeps as its last good warm start stays as it was, and restores the same detection."""
+    w, rng = scene(tmp_path), np.random.default_rng(5)
+    place(w, POSES)
+    w.detect()
+    first = w.kept()
+    saved = {k: a.copy() for k, a in first.items()}
+    poses = perturbed(rng, 1.1 * EPS)                           # beyond the reuse distance: new kept contacts
+    for _ in range(3):
+        place(w, poses)
+        w.detect()
+        assert all(np.array_equal(first[k], saved[k]) for k in saved)
+    second = w.kept()
+    assert not np.array_equal(second["kept_rows"], saved["kept_rows"])
+    assert not np.shares_memory(second["kept_rows"], first["kept_rows"])
+    w.restore(first)                                            # back to the first: the same as a world given a copy
+    copy = scene(tmp_path)
+    copy.restore(saved)
+    place(w, poses)
+    place(copy, poses)
+    assert same(w.detect(), copy.detect())

@@ -4,6 +4,7 @@ import numpy as np
 import trimesh
 
 import engine
+from engine.collision._reuse import pack
 from tests.simulation.test_contact_stage import continues_as
 
 CUBE = """<robot name="cube"><link name="cube"><inertial><mass value="1"/>
@@ -51,9 +52,10 @@ def test_kept_is_packed_again_only_when_a_kept_contact_changed(tmp_path):
         if step == 100:
             saved = sim.state
         kept = world.kept()
-        pairs, rows = world._pack(c.reach, c.R, c.c, c.count, c.point_a, c.point_b, c.normal)
-        np.testing.assert_array_equal(kept["kept_pair"], pairs)
-        np.testing.assert_array_equal(kept["kept_rows"], rows)
+        pairs, rows = np.empty(len(c.reach), np.int64), np.empty((len(c.reach), 14 + 9 * c.point_a.shape[1]))
+        m = pack(c, pairs, rows, np.empty(1))
+        np.testing.assert_array_equal(kept["kept_pair"], pairs[:m])
+        np.testing.assert_array_equal(kept["kept_rows"], rows[:m])
         assert kept["kept_margin"] == c.margin
         same += kept["kept_rows"] is previous.get("kept_rows")
     assert len(kept["kept_pair"]) == 2 and same > 100
