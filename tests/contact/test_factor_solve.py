@@ -101,6 +101,17 @@ def touching_cubes(tmp_path, k):
     return Simulation(load_universe(path))
 
 
+def laid_out(sim, steps):
+    """After ``steps`` steps, the contact stage's layout of the contacts detected and its W: (stage, a, W, ng, the
+    Delassus methods)."""
+    sim.step(steps)
+    stage = sim.contact_stage
+    stage.world.update()
+    a, ng = stage._layout(stage.world.detect(), sim.dt)
+    W = np.zeros(a["w_start"][ng])
+    return stage, a, W, ng, stage._delassus(a, W, ng, sim.dt)
+
+
 def test_the_stage_factor_of_touching_cubes_is_that_of_their_W_and_solves_alike(tmp_path):
     """Six touching cubes of different masses, one group: rigid_delassus's B (6 · 6 columns) gives B Bᵀ = W, and a
     cold Newton solve of the group's problem moves the bodies alike with and without it: the same body impulses
@@ -108,13 +119,8 @@ def test_the_stage_factor_of_touching_cubes_is_that_of_their_W_and_solves_alike(
     internal forces are not determined, and Newton's slip steps here are nearly inconsistent systems with
     singular values of 1e-5, which amplify the rounding of either path's first steps, 1e-11, to 1e-7 of the
     force.)"""
-    sim = touching_cubes(tmp_path, 6)
-    sim.step(20)
-    stage, dt = sim.contact_stage, sim.dt
-    stage.world.update()
-    a, ng = stage._layout(stage.world.detect(), dt)
-    W = np.zeros(a["w_start"][ng])
-    assert ng == 1 and stage._delassus(a, W, ng, dt) == ["rigid"]
+    stage, a, W, ng, methods = laid_out(touching_cubes(tmp_path, 6), 20)
+    assert ng == 1 and methods == ["rigid"]
     W_g, u, blocks, _ = stage._problem(a, W, 0)
     n = len(u)
     factor = a["B_col"][:n], a["B_val"][:n], int(a["B_width"][0])
@@ -204,13 +210,8 @@ def test_a_group_solved_alone_takes_its_own_factor(tmp_path):
     cubes = CUBE.format(i=0, mass=2.0, x=-1.0) + "".join(CUBE.format(i=i, mass=1 + 0.5 * i, x=0.1 * i)
                                                           for i in range(1, 7))
     path.write_text(TOUCHING.format(cubes=cubes))
-    sim = Simulation(load_universe(path))
-    sim.step(20)
-    stage, dt = sim.contact_stage, sim.dt
-    stage.world.update()
-    a, ng = stage._layout(stage.world.detect(), dt)
-    W = np.zeros(a["w_start"][ng])
-    assert ng == 2 and stage._delassus(a, W, ng, dt) == ["rigid", "rigid"]
+    stage, a, W, ng, methods = laid_out(Simulation(load_universe(path)), 20)
+    assert ng == 2 and methods == ["rigid", "rigid"]
     widths = sorted(a["B_width"].tolist())
     assert widths == [6, 36]
     g = int(np.argmax(a["B_width"]))
