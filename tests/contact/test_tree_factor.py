@@ -29,6 +29,7 @@ from tests.contact.test_delassus import (foot_blocks, load, pin_reference, point
                                          random_frame)
 from tests.contact.test_factor_solve import dense
 from tests.dynamics.random_trees import random_model, to_pinocchio
+from tests.talos_scenes import falling
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -155,20 +156,12 @@ def test_nonsmooth_newton_with_the_joint_space_factor_gives_the_same_forces(warm
     np.testing.assert_allclose(g, f, rtol=0, atol=1e-10 * np.abs(f).max())
 
 
-FALLING = """<Universe><Settings><Solver joint_limits="constraint" delassus="{method}"/></Settings>
-  <Material name="floor" friction="0.9" restitution="0.0"/>
-  <MultiBody name="talos"><File>package://example-robot-data/robots/talos_data/robots/talos_reduced.urdf</File>
-    <FloatingBase>true</FloatingBase><Material>floor</Material><Joint name="root_joint" value="0 0 1.0935 0 0 0 1"/>
-  </MultiBody>
-  <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body></Universe>"""
-
-
 def test_the_stage_takes_the_joint_space_W_of_a_large_group_equal_to_the_thesis_methods(tmp_path):
     """Talos fallen on the floor (joint limits as rows): the stage's ``auto`` Delassus method builds the group's W
     as B Bᵀ (``joint-space``, more than ``TREE_FACTOR_ROWS`` rows) and hands B to the solver; equal to W by
     Chang–Khatib's method (Alg. 4, checked against Pinocchio in test_delassus.py) at the same state, to 1e-12."""
     path = tmp_path / "falling.xml"
-    path.write_text(FALLING.format(method="auto"))
+    path.write_text(falling('joint_limits="constraint" delassus="auto"'))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # Talos's <mimic> joints simulated as independent joints
         sim = Simulation(load_universe(path))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import engine
+from tests.talos_scenes import falling
 
 PENDULUM = """<robot name="p"><link name="base"/>
   <link name="arm"><inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
@@ -63,14 +64,6 @@ def test_a_slider_dropped_on_its_lower_stop_rests_at_its_weight_and_is_free_abov
     assert cl.force[k, 0] == pytest.approx(3 * 9.81, rel=1e-9)
 
 
-TALOS = """<Universe><Settings><Solver joint_limits="{limits}"/></Settings>
-  <Material name="floor" friction="0.9" restitution="0.0"/>
-  <MultiBody name="talos"><File>package://example-robot-data/robots/talos_data/robots/talos_reduced.urdf</File>
-    <FloatingBase>true</FloatingBase><Material>floor</Material><Joint name="root_joint" value="0 0 1.0935 0 0 0 1"/>
-  </MultiBody>
-  <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body></Universe>"""
-
-
 def test_talos_falling_keeps_every_joint_within_its_range(tmp_path):
     """Talos released without a controller folds as it falls; with the rows no joint leaves its URDF range (by
     more than the contact slop of 0.5 mm that the penetration correction tolerates), which it does without them.
@@ -78,7 +71,7 @@ def test_talos_falling_keeps_every_joint_within_its_range(tmp_path):
     elsewhere (a gripper finger as the hand hits the ground) cannot cross it within one step unseen."""
     excess = {}
     for limits in ("constraint", "none"):
-        (tmp_path / "talos.xml").write_text(TALOS.format(limits=limits))
+        (tmp_path / "talos.xml").write_text(falling(f'joint_limits="{limits}"'))
         sim = engine.Simulation(engine.load_universe(tmp_path / "talos.xml"))
         model, worst = sim.runs[0].model, 0.0
         lo, hi = model.q_lower[7:], model.q_upper[7:]

@@ -17,6 +17,7 @@ import pytest
 import engine
 from engine.engines import articula
 from engine.engines._tree_kernels import REDO
+from tests.talos_scenes import falling
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,13 +28,6 @@ STANDING = """<Universe><Settings><Solver name="{solver}"/>
     <FloatingBase>true</FloatingBase><Material>floor</Material>{joints}</MultiBody>
   <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body>
   <Controller plugin="stance-pd" target="talos" kp="2000" kd="20"/></Universe>"""
-
-FALLING = """<Universe><Settings><Solver joint_limits="constraint"/></Settings>
-  <Material name="floor" friction="0.9" restitution="0.0"/>
-  <MultiBody name="talos"><File>package://example-robot-data/robots/talos_data/robots/talos_reduced.urdf</File>
-    <FloatingBase>true</FloatingBase><Material>floor</Material><Joint name="root_joint" value="0 0 1.0935 0 0 0 1"/>
-  </MultiBody>
-  <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body></Universe>"""
 
 FIVE_BAR = f"""<Universe><Settings><Solver name="gauss-seidel-newton"/></Settings>
   <MultiBody name="five_bar"><File>{ROOT / "assets/robots/five_bar.xml"}</File><Translation x="0" y="0" z="0.3"/>
@@ -94,7 +88,7 @@ def test_talos_standing_steps_as_stage_by_stage(tmp_path, solver, monkeypatch):
 
 
 def test_talos_falling_with_limit_rows_steps_as_stage_by_stage(tmp_path, monkeypatch):
-    fused, stages = _pair(tmp_path / "falling.xml", FALLING)
+    fused, stages = _pair(tmp_path / "falling.xml", falling('joint_limits="constraint"'))
     most, self_contacts, rows = _assert_same_steps(fused, stages, 1200, monkeypatch)   # it folds from t ≈ 0.6 s
     assert most > 20 and self_contacts > 0 and rows >= 48       # lying: many contacts, the kept factor in use
     assert np.count_nonzero(fused.contact_stage.closures.rows) > 0 and fused.engine.euler == {0}
