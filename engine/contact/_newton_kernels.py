@@ -52,7 +52,7 @@ from numba import njit
 from engine.contact._factor_kernels import factor_slip_solve, factor_solve
 from engine.contact._kernels import (BILATERAL, CONTACT, FRICTION, INERT, LIMIT, _sweep, natural_residual,
                                     project_cone, project_row)
-from engine.contact._linalg_kernels import least_norm_rows, memo_definite, memo_solve, no_memo
+from engine.contact._linalg_kernels import RANK_TOL, least_norm_rows, memo_definite, memo_solve, no_memo
 
 SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED, HELD = 0, 1, 2, 3, 4, 5, 6   # per block: how its rows enter
 # (HELD: a slipping contact whose force ``plateau_step`` keeps, its rows out of the system)
@@ -125,23 +125,7 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
     the active rows otherwise (when none slips: ``_factor_kernels.factor_solve`` on the factor W = B Bᵀ of
     ``width`` columns if the m active rows outnumber them, else ``_linalg_kernels.memo_solve``). ``rows`` receives the
     active rows, ``wd`` is scratch (W Δf_D)."""
-    n = f.shape[0]
-    k = 0
-    for b in range(block_kind.shape[0]):
-        s, e = block_start[b], block_start[b + 1]
-        st = status[b]
-        for r in range(s, e):
-            active = st == BOUND or st == STICK or st == SLIP or (st == FRICTIONLESS and r == s)
-            df[r] = 0.0 if active or st == HELD else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
-            if active:
-                rows[k] = r
-                k += 1
-    for i in range(n):                                   # wd = W Δf_D (Δf_A = 0 for now)
-        wd[i] = 0.0
-    for j in range(n):
-        if df[j] != 0.0:
-            for i in range(n):
-                wd[i] += W[j, i] * df[j]
+    _leaving(W, f, block_start, block_kind, status, slip, rows, df, wd)
     if m == 0:
         return
     rhs = np.empty(m)
@@ -168,6 +152,24 @@ def _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, sl
             x = least_norm_rows(A, rhs)
     for a in range(m):
         df[rows[a]] = x[a]
+
+
+@njit(cache=True, nogil=True)
+def _leaving(W, f, block_start, block_kind, status, slip, rows, df, wd):
+    """Δf_D into ``df`` (−f on the rows that leave the system, a CLAMPED row to its projection, 0 elsewhere), the
+    active rows into ``rows``, W Δf_D into ``wd``."""
+    n = f.shape[0]
+    k = 0
+    for b in range(block_kind.shape[0]):
+        s, e = block_start[b], block_start[b + 1]
+        st = status[b]
+        for r in range(s, e):
+            active = st == BOUND or st == STICK or st == SLIP or (st == FRICTIONLESS and r == s)
+            df[r] = 0.0 if active or st == HELD else (slip[b, 0] if st == CLAMPED else 0.0) - f[r]
+            if active:
+                rows[k] = r
+                k += 1
+    _times_W(W, df, wd)
 
 
 @njit(cache=True, nogil=True)
@@ -355,7 +357,10 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             if not math.isfinite(df[i]):
                 return False
         _times_W(W, df, wd)
-    return plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial)
+    if plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial):
+        return True
+    return slipping and null_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
+                                  rows, df, wd)
 
 
 @njit(cache=True, nogil=True)
@@ -413,6 +418,87 @@ def plateau_step(W, block_start, block_kind, block_mu, status, rows, f, v, wd, r
         f[i] += d
         for j in range(n):
             v[j] += W[i, j] * d
+    return True
+
+
+@njit(cache=True, nogil=True)
+def null_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd):
+    """Where the line search fails with contacts slipping and ``plateau_step`` (the slipping contacts held) finds
+    no move: the whole Newton system J_AA Δf_A = b (``_slip_system``) is inconsistent. Moves f along null J_AA to
+    the first constraint it meets, as ``plateau_step`` does along null W_AA.
+
+    A cube sliding on four face corners (W 12 × 12 of rank 6, μ = 0.6; tests/engines/test_free_bodies.py's ten
+    cubes, 8 of 359 steps unconverged on 92f983b): the corners' Baumgarte targets (ERP × the depth beyond the
+    slop, clipped at 0) are not those of a rigid motion, the four normal rows of J meet one relation
+    (ρ⁻¹-weighted (1, −1, −1, 1): the corners' normal velocities of a rigid body) which b does not, and the exact
+    solution has a corner separating. With J_AA = U Σ Vᵀ (numerically singular columns U₀, V₀: σ ≤ RANK_TOL σ₀, as
+    ``least_norm_rows``), the part of b no step meets is ε = U₀ U₀ᵀ b (in force units, −ρ times the velocity
+    ``plateau_step`` calls r), and x = V₀ V₀ᵀ ε moves the forces without changing the linearized φ, towards the
+    corners whose targets are not met — for a symmetric J_AA (all sticking) the direction −r of ``plateau_step``.
+    f_A ← f_A + t x, t the ratio test (a sticking contact's cone, a slipping or frictionless contact's normal
+    force ≥ 0, a one-row block's set; Nocedal & Wright 2006 §16.5), not beyond ‖t x‖ = ‖f‖; then projected on K
+    (a slipping contact's force leaves its cone to second order). The next classification sees the corner
+    separate; Newton then converges (the seven cubes' problems it solves: 5–9 iterations to ≤ 1e-7 relative).
+    An SVD of J_AA: only on this path (line search and plateau step failed). Returns whether f moved."""
+    n = f.shape[0]
+    m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
+    if not slipping:
+        return False
+    _leaving(W, f, block_start, block_kind, status, slip, rows, df, wd)
+    A, b = np.empty((m, m)), np.empty(m)
+    _slip_system(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, rows, wd, A, b)
+    U, sigma, Vt = np.linalg.svd(A)
+    rank = 0
+    while rank < m and sigma[rank] > RANK_TOL * sigma[0]:
+        rank += 1
+    eps, x = np.zeros(m), np.zeros(m)
+    for j in range(rank, m):                                         # ε = U₀ U₀ᵀ b
+        c = 0.0
+        for a in range(m):
+            c += U[a, j] * b[a]
+        for a in range(m):
+            eps[a] += c * U[a, j]
+    if not force_norm(eps) > PLATEAU_FRACTION * force_norm(b):      # consistent: a kink, not a plateau
+        return False
+    for j in range(rank, m):                                         # x = V₀ V₀ᵀ ε
+        c = 0.0
+        for a in range(m):
+            c += Vt[j, a] * eps[a]
+        for a in range(m):
+            x[a] += c * Vt[j, a]
+    df[:] = 0.0
+    for a in range(m):
+        df[rows[a]] = x[a]
+    t = math.inf
+    for blk in range(block_kind.shape[0]):
+        s, st = block_start[blk], status[blk]
+        if st == STICK:
+            t = min(t, _cone_exit(f[s], f[s + 1], f[s + 2], -df[s], -df[s + 1], -df[s + 2], block_mu[blk]))
+        elif (st == SLIP or st == FRICTIONLESS) and df[s] < 0.0:
+            t = min(t, -f[s] / df[s])
+        elif st == BOUND and block_kind[blk] >= FRICTION:          # a one-row block inside its set
+            low = 0.0 if block_kind[blk] == LIMIT else -block_mu[blk]
+            if df[s] < 0.0:
+                t = min(t, (low - f[s]) / df[s])
+            elif df[s] > 0.0 and block_kind[blk] == FRICTION:
+                t = min(t, (block_mu[blk] - f[s]) / df[s])
+    if not (0.0 < t and t * force_norm(x) <= force_norm(f)):
+        return False
+    for blk in range(block_kind.shape[0]):                           # f⁺ = proj_K(f + t x), Δf into df
+        s, e = block_start[blk], block_start[blk + 1]
+        if block_kind[blk] == CONTACT:
+            p = project_cone(f[s] + t * df[s], f[s + 1] + t * df[s + 1], f[s + 2] + t * df[s + 2], block_mu[blk])
+            for r in range(3):
+                df[s + r] = p[r] - f[s + r]
+        elif block_kind[blk] >= FRICTION:
+            df[s] = project_row(f[s] + t * df[s], block_kind[blk], block_mu[blk]) - f[s]
+        else:
+            for r in range(s, e):
+                df[r] *= t
+    _times_W(W, df, wd)
+    for i in range(n):
+        f[i] += df[i]
+        v[i] += wd[i]
     return True
 
 

@@ -107,6 +107,30 @@ def test_the_falls_stalled_problems_with_joint_limits_are_solved(name):
     assert stats.cone_violation <= 1e-12 * np.abs(f).max()
 
 
+def test_a_sliding_cubes_stalled_problem_is_solved_with_a_corner_separating():
+    """A cube sliding on four face corners (cube_sliding): the corners' Baumgarte targets are not a rigid
+    motion's — the normal rows' least squares (numpy) leave a velocity far above rounding —, so with all four
+    corners loaded and slipping the Newton system is inconsistent: 92f983b's solver stopped at 3e-4 of the force
+    after 100 iterations. From the recorded warm start it must now reach the tolerance within the default budget
+    (``_newton_kernels.null_step``), by Coulomb's law written out here, with one corner separating (no force,
+    moving away) and the three others slipping (force on the cone's boundary, against their velocity)."""
+    W, u, blocks, f0 = load("cube_sliding")
+    mu, normal = blocks.block_mu, np.arange(0, len(u), 3)
+    W_nn = W[np.ix_(normal, normal)]
+    x = np.linalg.lstsq(W_nn, -u[normal], rcond=None)[0]
+    assert np.linalg.norm(W_nn @ x + u[normal]) > 1e-7 * np.linalg.norm(u[normal])
+    f, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
+    scale = max(np.linalg.norm(f), natural_residual(W, u, np.zeros_like(u), mu))
+    assert stats.converged and stats.iterations <= DEFAULT.max_iterations
+    assert natural_residual(W, u, f, mu) <= 1e-6 * scale
+    F, V = f.reshape(-1, 3), (W @ f + u).reshape(-1, 3)
+    free = np.flatnonzero(F[:, 0] <= 1e-9 * scale)
+    assert len(free) == 1 and V[free[0], 0] > 1e-7
+    for c in np.flatnonzero(F[:, 0] > 1e-9 * scale):
+        assert np.linalg.norm(F[c, 1:]) == pytest.approx(mu[c] * F[c, 0], rel=1e-6)
+        assert F[c, 1:] @ V[c, 1:] <= -(1 - 1e-4) * np.linalg.norm(F[c, 1:]) * np.linalg.norm(V[c, 1:])
+
+
 def newton_state(W, u, blocks, f0):
     """What ``_newton_kernels.newton_step`` takes besides W: the blocks (start, kind, mu), their state and gains,
     the force f = proj_K(f0), v = W f + u, the work arrays (status first) and the memo."""

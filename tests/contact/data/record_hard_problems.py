@@ -25,6 +25,11 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  width: ``_group_delassus_kernels.multibody_delassus_factor``), recorded by the stage's readable path.
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
+* cube_sliding:  tests/engines/test_free_bodies.py's ten cubes (test_cubes_in_contact_move_alike) on the readable
+                 path, the group of one cube sliding on four face corners (W 12 × 12 of rank 6, μ = 0.6) at the
+                 266th step with contacts, one of the 8 steps 92f983b left unconverged: the corners' Baumgarte
+                 targets are not a rigid motion's, and the exact solution has a corner separating
+                 (``_newton_kernels.null_step``).
 * walk_double, walk_single: scenes/talos_walk_ankles.xml (Talos walking on flexible ankles, nonsmooth-newton,
                  PYTHONHASHSEED=1) at its step 18 (both feet, 8 contacts, W rank 12) and 2373 (one foot, 4 contacts,
                  W rank 6), two of the steps 2ef9dba left unconverged: a rigid foot's Baumgarte targets no rigid
@@ -157,6 +162,22 @@ def limits_problems():
             yield name, load_problem(next(Path(tmp).glob("*.npz")))
 
 
+def sliding_cube_problem():
+    from tests.engines.test_free_bodies import cubes_scene
+    from engine.engines import articula
+    original, articula.batchable = articula.batchable, lambda run: False     # one by one: the readable stage
+    try:
+        sim = simulation(cubes_scene())
+    finally:
+        articula.batchable = original
+    while sim.contact_stage.counts.steps < 266:
+        sim.step()
+    with tempfile.TemporaryDirectory() as tmp:
+        sim.contact_stage.export_problems(tmp)
+        sim.step()
+        return load_problem(Path(tmp) / "step000266_group5.npz")
+
+
 def stack_problem(recorder):
     boxes = "\n".join(f'<Body name="box{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass>'
                       f'<Translation x="0" y="0" z="{0.05 + 0.1 * i}"/></Body>' for i in range(10))
@@ -186,6 +207,7 @@ def main(names):
     problems["talos_lying_factor"] = lying_factor_problem(recorder)
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
+    problems["cube_sliding"] = sliding_cube_problem()
     problems.update(walk_problems())
     problems.update(limits_problems())
     for name, problem in problems.items():
