@@ -37,8 +37,10 @@ Globalisation: the step is projected onto K and halved until Armijo's condition 
 Where no step length does because the sticking contacts' system is inconsistent (a rigid foot's corners that
 cannot all stick: ½‖φ‖² is flat along the internal forces), the forces move along them to the first cone boundary
 (``plateau_step``); where contacts slip, the sticking rows' system is the one with the slipping contacts' forces
-held (status HELD: Δf = 0 on their rows), whose least-squares residual lies in null W as well. Where no step
-length does otherwise, or Newton steps stop cutting the natural residual (cone.py), a phase of
+held (status HELD: Δf = 0 on their rows), whose least-squares residual lies in null W as well; where that finds
+no move either, the whole system with the slipping rows is inconsistent (a cube sliding on four corners whose
+targets are not a rigid motion's) and the forces move along null J_AA to the first constraint (``null_step``).
+Where no step length does otherwise, or Newton steps stop cutting the natural residual (cone.py), a phase of
 Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
 strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
 """

@@ -13,7 +13,8 @@ carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
 
 Each iteration is a damped Newton step (or, on a plateau of its merit function where the sticking contacts'
 system is inconsistent, the slipping ones' forces held, a move of the internal forces to the nearest cone
-boundary, ``plateau_step``), or, where
+boundary, ``plateau_step``; where the system with the slipping contacts is inconsistent, a move along its null
+space to the first constraint, ``null_step``), or, where
 the step fails or stalls, a Gauss–Seidel–Newton sweep (seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
 the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
 runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: no
