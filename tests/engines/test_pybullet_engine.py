@@ -272,7 +272,7 @@ def test_articula_solver_settings_are_named_in_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         engine.Simulation(engine.load_universe(SCENES / "default.xml"), engine="pybullet")
-    assert any(f"the contact solver 'gauss-seidel-newton' ({SCENES / 'default.xml'}:10) is Articula's" in
+    assert any(f"the contact solver 'nonsmooth-newton' ({SCENES / 'default.xml'}:10) is Articula's" in
                str(w.message) for w in caught)
 
 

@@ -61,7 +61,7 @@ DEF T Transform { translation 1 0 0 rotation 0 0 1 1.5707963267948966 scale 2 2 
 def test_default_scene_settings():
     u = load_universe(SCENES / "default.xml")
     assert [m.name for m in u.multibodies] == ["talos", "box"]
-    assert u.time_step == 0.001 and u.solver.name == "gauss-seidel-newton"
+    assert u.time_step == 0.001 and u.solver.name == "nonsmooth-newton"
     np.testing.assert_allclose(u.gravity, [0, 0, -9.81])
     assert u.materials["floor"].mu == 0.9
     box = u.multibody("box")
