@@ -219,30 +219,43 @@ def step_arrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, 
                 body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max,
                 reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
                 parent, group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver,
-                tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local, forces, q_good, v_good, tau_good):
-    """The arrays of ``free_step`` but the warm start, ``keep``, δt and the slot, and the last good state's of
-    ``commit``, as one ``StepArrays`` (``free_step_of``, ``commit_of``)."""
+                tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local, forces, q_good, v_good, tau_good,
+                prev_pair, prev_point, prev_force, keep):
+    """The arrays of ``free_step`` but δt and the slot, and the last good state's of ``commit``, as one
+    ``StepArrays`` (``free_step_of``, ``commit_of``)."""
     return StepArrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
                       kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset,
                       body_R, body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin,
                       n_max, reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu,
                       pair_restitution, parent, group_of, member_start, members, contact_start, row_start, stats,
                       erp, slop, radius, solver, tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local,
-                      forces, q_good, v_good, tau_good)
+                      forces, q_good, v_good, tau_good, prev_pair, prev_point, prev_force, keep)
 
 
 @njit(cache=True, nogil=True)
-def free_step_of(s, prev_pair, prev_point, prev_force, keep, dt, slot):
-    """``free_step`` on the arrays of the ``StepArrays`` s."""
-    return free_step(s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact,
-                     s.in_contact, s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic,
-                     s.row, s.multibody, s.V_last, s.work, s.offset, s.body_R, s.body_p, s.V, s.V_free, s.wrench,
-                     s.body_inverse_factor, s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol,
-                     s.reuse_distance, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
-                     s.pair_restitution, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
-                     s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter, prev_pair,
-                     prev_point, prev_force, keep, dt, slot, s.out_point, s.out_normal, s.out_depth, s.out_pair,
-                     s.f_local, s.forces)
+def free_step_of(s, dt, slot):
+    """``free_step`` on the arrays of the ``StepArrays`` s, whose warm start (prev_pair, prev_point, prev_force)
+    then views the contacts and forces it wrote to slot ``slot``, as the contact stage's does once the step is taken
+    (``FreeBodies.step``)."""
+    out = free_step(s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact,
+                    s.in_contact, s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic,
+                    s.row, s.multibody, s.V_last, s.work, s.offset, s.body_R, s.body_p, s.V, s.V_free, s.wrench,
+                    s.body_inverse_factor, s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol,
+                    s.reuse_distance, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
+                    s.pair_restitution, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
+                    s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter, s.prev_pair,
+                    s.prev_point, s.prev_force, s.keep, dt, slot, s.out_point, s.out_normal, s.out_depth, s.out_pair,
+                    s.f_local, s.forces)
+    status, nc = out[0], out[2]
+    if nc > 0 and (status == DONE or status == INTEGRATION_FAULT):
+        s.prev_pair, s.prev_point, s.prev_force = s.out_pair[slot][:nc], s.out_point[slot][:nc], s.f_local[slot][:nc]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def set_warm_start(s, prev_pair, prev_point, prev_force, keep):
+    """The warm start and kept factor of the ``StepArrays`` s ← the contact stage's (``FreeBodies.step``)."""
+    s.prev_pair, s.prev_point, s.prev_force, s.keep = prev_pair, prev_point, prev_force, keep
 
 
 @njit(cache=True, nogil=True)

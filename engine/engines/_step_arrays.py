@@ -18,7 +18,7 @@ class StepArraysType(types.StructRef):
 
 
 class StepArrays(structref.StructRefProxy):
-    """The fields ``FIELDS``: ``free_step``'s arguments but the warm start, ``keep``, δt and the slot, by name."""
+    """The fields ``FIELDS``: ``free_step``'s arguments but δt and the slot, by name."""
 
 
 FIELDS = ("I", "I_inv", "gravity", "base_R", "base_p", "q", "v", "tau", "f_ext", "f_contact", "in_contact",
@@ -27,7 +27,8 @@ FIELDS = ("I", "I_inv", "gravity", "base_R", "base_p", "q", "v", "tau", "f_ext",
           "pairs", "ws", "cache", "margin", "n_max", "reduction_tol", "reuse_distance", "pair_object",
           "object_multibody", "object_body", "pair_mu", "pair_restitution", "parent", "group_of", "member_start",
           "members", "contact_start", "row_start", "stats", "erp", "slop", "radius", "solver", "tol", "max_iter",
-          "out_point", "out_normal", "out_depth", "out_pair", "f_local", "forces", "q_good", "v_good", "tau_good")
+          "out_point", "out_normal", "out_depth", "out_pair", "f_local", "forces", "q_good", "v_good", "tau_good",
+          "prev_pair", "prev_point", "prev_force", "keep")
 structref.define_proxy(StepArrays, StepArraysType, FIELDS)
 
 

@@ -115,9 +115,11 @@ class FreeBodies:
         are the same every step (the batch's, the bodies', the stage's and its collision world's arrays and
         settings) in one ``StepArrays`` (``arrays``; under NUMBA_DISABLE_JIT, a namespace of the same fields), and
         the kernel compiled for its types (``collision._kernels.bind``: no per-call type dispatch, which costs more
-        than the step on the collision world's named tuples; the arguments that change, the warm start and
-        ``keep``, are always C-contiguous arrays of the same dtypes). The contact tables are passed as contiguous
-        copies, so that every world compiles (and caches) the same kernel. ``commit`` then takes the same structure
+        than the step on the collision world's named tuples). The structure also holds the contact stage's warm
+        start and kept factor (``previous``, ``keep``: always C-contiguous arrays of the same dtypes), set by the
+        call itself to the slot it wrote, and by ``step`` when the stage's changed otherwise: passed as arguments,
+        their seven arrays cost ≈ 1.3 µs a call to unbox. The contact tables are passed as contiguous copies, so
+        that every world compiles (and caches) the same kernel. ``commit`` then takes the same structure
         (``_free_body_kernels.commit_of``)."""
         b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
         t, c = w.tables, w.settings
@@ -136,10 +138,11 @@ class FreeBodies:
             float(c.reuse_distance), *tables, stage.parent, stage.group_of, stage.member_start, stage.members,
             stage.contact_start, stage.row_start, stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS,
             SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), *self.out, self.q_good,
-            self.v_good, self.tau_good)
+            self.v_good, self.tau_good, *stage.previous, stage.keep)
         jit = hasattr(K.free_step, "overloads")
         self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
-        self.free_step = bind(K.free_step_of, self.arrays, *stage.previous, stage.keep, self.sim.dt, 0)
+        self.warm = stage.previous, stage.keep       # the stage's warm start and factor the structure holds
+        self.free_step = bind(K.free_step_of, self.arrays, self.sim.dt, 0)
         self._commit, self._good = bind(K.commit_of, self.arrays), (self.arrays,)     # one argument to unbox
 
     def step(self, dt, stage):
@@ -153,8 +156,11 @@ class FreeBodies:
         writes the arrays of the previous step's, which are the warm start it reads and the last good state's
         (``Simulation._commit``; ``State.capture`` and ``set_warm_start`` copy them)."""
         slot = self.slot
-        status, bad, nc, ng, self_contacts, unconverged = self.free_step(self.arrays, *stage.previous, stage.keep,
-                                                                         dt, slot)
+        if stage.previous is not self.warm[0] or stage.keep is not self.warm[1]:  # a restore, a forget, _rigid_step
+            K.set_warm_start(self.arrays, *stage.previous, stage.keep)
+            self.warm = stage.previous, stage.keep
+        keep = self.warm[1]
+        status, bad, nc, ng, self_contacts, unconverged = self.free_step(self.arrays, dt, slot)
         # the runs' data_stale flags stay set: only the readable path's Delassus stage clears them, after a pass of
         # ``dynamics``, which sets them first
         if status == K.DYNAMICS_FAULT:
@@ -173,6 +179,8 @@ class FreeBodies:
                 self.integrate(dt)
             else:
                 stage._one_call_done(c, ng, f_local, forces, self_contacts, unconverged, ("rigid",) * ng)
+                if ng:                                     # the stage's warm start is the one the call left
+                    self.warm = stage.previous, keep
         if status == K.INTEGRATION_FAULT:
             self._integration_fault(bad)
 
