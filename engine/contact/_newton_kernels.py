@@ -33,6 +33,11 @@ stick gives J singular values of 1e-8 that the normal equations J Jᵀ would los
 (``_factor_kernels.factor_slip_solve``: J⁺ b, the same solution where the system is consistent, its least-squares
 solution of least norm where it is not).
 
+On the solve's first step, a sticking contact whose force lies on its cone's boundary and whose sticking step (of a
+consistent system) would take it outside slips instead (``_slip_leaving``): a solve that ends with a contact's force
+on the boundary at zero velocity leaves a solution of both pieces, and the next step's warm start classifies it by
+its new, small velocity (Talos standing: one corner of a foot, sticking in one step of two).
+
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does because the sticking contacts' system is inconsistent (a rigid foot's corners that
 cannot all stick: ½‖φ‖² is flat along the internal forces), the forces move along them to the first cone boundary
@@ -62,6 +67,7 @@ LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the f
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
+BOUNDARY = 1e-6                 # ‖f_t‖ ≥ (1 − this) μ f_n: a force on its cone's boundary (``_slip_leaving``)
 PLATEAU_FRACTION = 1e-6         # ‖r_A‖ ≥ this × ‖v_A‖: the active rows' system is inconsistent (``plateau_step``)
 
 
@@ -302,8 +308,10 @@ def ac_merit(f, v, block_start, block_kind, block_mu, block_rho):
 
 @njit(cache=True, nogil=True)
 def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip, rows, df, wd,
-                f_trial, v_trial, keep, memo, B_col, B_val, width):
-    """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction``, then f⁺ = proj_K(f + α Δf) for
+                f_trial, v_trial, keep, memo, B_col, B_val, width, first=False):
+    """One damped Newton step from (f, v = W f + v_free): Δf by ``_direction`` (again with the slipping piece for
+    the contacts ``_slip_leaving`` finds, on the solve's ``first`` step where no contact slips and the system is
+    consistent), then f⁺ = proj_K(f + α Δf) for
     α = 1, 1/2, … until Armijo's condition ½‖φ(f⁺)‖² ≤ (1 − 10⁻⁴ α) ½‖φ(f)‖² holds (Δf is a descent direction of
     ½‖φ‖² where φ is differentiable); where no α does, ``plateau_step`` on the sticking rows — with the slipping
     contacts' forces held when some slip (their status set to HELD): the least-squares Δf of the sticking rows
@@ -319,8 +327,17 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
     for i in range(n):
         if not math.isfinite(df[i]):
             return False
-    merit = ac_merit(f, v, block_start, block_kind, block_mu, block_rho)
     _times_W(W, df, wd)                                  # w = W Δf
+    if first and not slipping and _consistent(v, wd, rows[:m]) and _slip_leaving(f, v, df, block_start, block_mu,
+                                                                                 block_rho, status, slip):
+        slipping = True
+        _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
+                   keep, memo, B_col, B_val, width)
+        for i in range(n):
+            if not math.isfinite(df[i]):
+                return False
+        _times_W(W, df, wd)
+    merit = ac_merit(f, v, block_start, block_kind, block_mu, block_rho)
     alpha = 1.0
     for _ in range(LINE_SEARCH_STEPS):
         for i in range(n):                               # v⁺ = v + α W Δf + W (f⁺ − f − α Δf), the last term
@@ -363,6 +380,49 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
         return True
     return slipping and null_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
                                   rows, df, wd)
+
+
+@njit(cache=True, nogil=True)
+def _consistent(v, w, rows):
+    """Whether the active rows' system is consistent: ‖v_A + w_A‖ < PLATEAU_FRACTION ‖v_A‖ (w = W Δf)."""
+    size, rest = 0.0, 0.0
+    for i in rows:
+        size += (v[i] + w[i]) ** 2
+        rest += v[i] * v[i]
+    return not size > PLATEAU_FRACTION ** 2 * rest
+
+
+@njit(cache=True, nogil=True)
+def _slip_leaving(f, v, df, block_start, block_mu, block_rho, status, slip):
+    """The sticking contacts whose force is on its cone's boundary (within ``BOUNDARY``) and whose sticking step
+    f + Δf leaves the cone: set to SLIP, with slip[b] as ``_classify`` sets it at (f, v) (the piece φ_t = f_t − r V̂,
+    r = μ p_n, M = (r/‖V‖)(I − V̂V̂ᵀ), here with ‖V‖ ≤ r). A force left on the boundary with no velocity by the
+    last step's solve is a solution of both pieces; the warm start's new velocity picks one (Talos standing,
+    ``tests/contact/data/talos_standing.npz``: a corner of a foot sticking by 1 % of r), and the sticking one asks
+    for a force outside the cone (by 33 N there), which the line search cuts to a few per cent: 2 iterations or a
+    stall instead of 1 (the active-set rule: a sticking force that crosses the boundary slips). ``newton_step``
+    asks on the solve's first step only, where no contact slips and the sticking rows' system is consistent
+    (``_consistent``; where it is not, the plateau step moves the forces). Returns whether any."""
+    any_slip = False
+    for b in range(status.shape[0]):
+        if status[b] != STICK:
+            continue
+        s, mu = block_start[b], block_mu[b]
+        if math.hypot(f[s + 1], f[s + 2]) < (1.0 - BOUNDARY) * mu * f[s]:
+            continue
+        if math.hypot(f[s + 1] + df[s + 1], f[s + 2] + df[s + 2]) <= mu * (f[s] + df[s]):
+            continue
+        rt = block_rho[b, 2]
+        V1, V2 = f[s + 1] - rt * v[s + 1], f[s + 2] - rt * v[s + 2]
+        nV = math.hypot(V1, V2)
+        if nV == 0.0:
+            continue
+        u1, u2, c = V1 / nV, V2 / nV, mu * (f[s] - block_rho[b, 0] * v[s]) / nV
+        status[b] = SLIP
+        slip[b, 0], slip[b, 1] = u1, u2
+        slip[b, 2], slip[b, 3], slip[b, 4] = c * (1.0 - u1 * u1), -c * u1 * u2, c * (1.0 - u2 * u2)
+        any_slip = True
+    return any_slip
 
 
 @njit(cache=True, nogil=True)
@@ -554,7 +614,8 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
         else:
             stepped = newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
-                                  rows, df, wd, f_trial, v_trial, keep, memo, B_col, B_val, width)
+                                  rows, df, wd, f_trial, v_trial, keep, memo, B_col, B_val, width,
+                                  out[2] + out[3] == 0.0)
             out[3] += stepped
             residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
             out[6] = 0.0 if stepped and residual < STALL_FACTOR * out[0] else out[6] + 1.0

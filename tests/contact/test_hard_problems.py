@@ -18,7 +18,7 @@ from engine.contact.newton import no_factor, nonsmooth_newton
 from engine.model.universe import SolverSettings
 
 DATA = Path(__file__).resolve().parent / "data"
-PROBLEMS = ("talos_lying", "talos_falling", "stack10", "sole4")
+PROBLEMS = ("talos_lying", "talos_falling", "stack10", "sole4", "talos_standing")
 WALK = ("walk_double", "walk_single")  # the flexible-ankle walk's steps 18 and 2373, unconverged on 2ef9dba
 LIMITS = ("talos_limits_landing", "talos_limits_arms")  # the fall with joint limits, unconverged on 0c2aeea
 DEFAULT = SolverSettings()          # tolerance 1e-6, at most 100 iterations
@@ -129,6 +129,30 @@ def test_a_sliding_cubes_stalled_problem_is_solved_with_a_corner_separating():
     for c in np.flatnonzero(F[:, 0] > 1e-9 * scale):
         assert np.linalg.norm(F[c, 1:]) == pytest.approx(mu[c] * F[c, 0], rel=1e-6)
         assert F[c, 1:] @ V[c, 1:] <= -(1 - 1e-4) * np.linalg.norm(F[c, 1:]) * np.linalg.norm(V[c, 1:])
+
+
+def test_a_standing_corner_whose_sticking_step_leaves_its_cone_slips_from_the_first_step():
+    """Talos standing (part b's scene, step 123 of bde90fb's run): corner 4, on the right foot, starts on its cone's
+    boundary (the warm start) and the least-norm sticking step of the loaded corners, written out here with numpy,
+    takes it more than 10 N outside its cone. bde90fb's solver took that step, failed its line search and needed
+    a second iteration (steps like it: one in two of the scene's); the corner now slips from the first step. One
+    iteration reaches the tolerance by Coulomb's law written out here, the corner's force on its cone's boundary
+    and every loaded corner at rest."""
+    W, u, blocks, f0 = load("talos_standing")
+    mu, F0 = blocks.block_mu, f0.reshape(-1, 3)
+    assert np.linalg.norm(F0[4, 1:]) == pytest.approx(mu[4] * F0[4, 0], rel=1e-6)
+    A = np.flatnonzero(np.repeat(F0[:, 0] > 0.0, 3))
+    f1 = f0.copy()
+    f1[A] += np.linalg.lstsq(W[np.ix_(A, A)], -(W @ f0 + u)[A], rcond=1e-10)[0]
+    F1 = f1.reshape(-1, 3)
+    assert np.linalg.norm(F1[4, 1:]) > mu[4] * F1[4, 0] + 10.0
+    f, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
+    scale = max(np.linalg.norm(f), natural_residual(W, u, np.zeros_like(u), mu))
+    assert stats.converged and stats.iterations == 1
+    assert natural_residual(W, u, f, mu) <= 1e-6 * scale
+    F, V = f.reshape(-1, 3), (W @ f + u).reshape(-1, 3)
+    assert np.linalg.norm(F[4, 1:]) == pytest.approx(mu[4] * F[4, 0], rel=1e-6)
+    assert np.abs(V[F[:, 0] > 0.0]).max() <= 1e-6 * np.abs(u).max()
 
 
 def newton_state(W, u, blocks, f0):

@@ -23,6 +23,11 @@ collision group's problem as the contact stage hands it to its solver, in the pr
 * talos_lying_factor: the fall under nonsmooth-newton with the joints' limits as rows (``joint_limits=
                  "constraint"``), lying at t = 2 s, with the group's joint-space factor W = B Bᵀ (B_col, B_val,
                  width: ``_group_delassus_kernels.multibody_delassus_factor``), recorded by the stage's readable path.
+* talos_standing: Talos standing under ``stance-pd`` (kp = 2000, kd = 20) in the half-sitting pose of
+                 scenes/default.xml, nonsmooth-newton (the scene of ``bench/contact.py`` part b), its step 123: 8
+                 contacts, W 24 × 24 of rank 12. Recorded with commit bde90fb, whose solver took 2 iterations there:
+                 a corner of the right foot starts on its cone's boundary and its sticking step leaves the cone
+                 (``_newton_kernels._slip_leaving``).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * cube_sliding:  tests/engines/test_free_bodies.py's ten cubes (test_cubes_in_contact_move_alike) on the readable
@@ -65,6 +70,7 @@ TALOS = """<Universe name="talos-falling">
   <Body name="ground"><Plane/><Mass>0</Mass><Material>floor</Material></Body>
 </Universe>
 """
+STANCE = '  <Controller plugin="stance-pd" target="talos" kp="2000" kd="20"/>\n'
 STACK = """<Universe><Settings><Solver name="gauss-seidel-newton"/></Settings>{boxes}
   <Body name="ground"><Plane/><Mass>0</Mass></Body></Universe>"""
 
@@ -98,11 +104,13 @@ def simulation(text):
             return Simulation(load_universe(path))
 
 
-def talos(solver, limits=False):
+def talos(solver, limits=False, controller=False):
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
     urdf = example_robot_data_dir() / "talos_data/robots/talos_reduced.urdf"
     text = TALOS.format(urdf=urdf, joints=joints).replace("gauss-seidel-newton", solver)
+    if controller:
+        text = text.replace("</Universe>", STANCE + "</Universe>")
     return simulation(text.replace('"100"/>', '"100" joint_limits="constraint"/>') if limits else text)
 
 
@@ -134,6 +142,15 @@ def wedged_problem():
     sim.step(2011)
     with tempfile.TemporaryDirectory() as tmp:
         sim.contact_stage.export_problems(tmp)          # the one-call path records nothing: export instead
+        sim.step()
+        return load_problem(next(Path(tmp).glob("*.npz")))
+
+
+def standing_problem():
+    sim = talos("nonsmooth-newton", controller=True)
+    sim.step(122)
+    with tempfile.TemporaryDirectory() as tmp:
+        sim.contact_stage.export_problems(tmp)          # the one-call path records nothing: export
         sim.step()
         return load_problem(next(Path(tmp).glob("*.npz")))
 
@@ -208,6 +225,7 @@ def main(names):
     problems["stack10"] = stack_problem(recorder)
     problems["sole4"] = sole_problem()
     problems["cube_sliding"] = sliding_cube_problem()
+    problems["talos_standing"] = standing_problem()
     problems.update(walk_problems())
     problems.update(limits_problems())
     for name, problem in problems.items():
