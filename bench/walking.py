@@ -22,8 +22,6 @@ from pathlib import Path
 from time import perf_counter
 
 import numpy as np
-import trimesh
-from scipy.spatial import ConvexHull
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -32,19 +30,11 @@ from types import SimpleNamespace                                             # 
 
 from app.signals import centre_of_mass_acceleration                           # noqa: E402
 from engine import Simulation, load_universe                                  # noqa: E402
-from engine.control.walking.record import WalkRecord                          # noqa: E402
-from engine.model.paths import example_robot_data_dir                         # noqa: E402
+from engine.control.walking.record import WalkRecord, talos_sole_outlines     # noqa: E402
 
 FEET = ["talos/leg_left_6_link", "talos/leg_right_6_link"]
 SCENES = {"rigid": ("talos_walk.xml", FEET), "soles": ("talos_walk_soles.xml", FEET),
           "ankles": ("talos_walk_ankles.xml", [f"{f}_sole_plate" for f in FEET])}   # the plates touch the ground
-
-
-def sole_outline():
-    """Talos's sole outline in the sole frame: the hull of the collision mesh's lowest vertices."""
-    mesh = trimesh.load(example_robot_data_dir() / "talos_data/meshes/v2/ankle_X_collision.stl")
-    low = mesh.vertices[mesh.vertices[:, 2] < mesh.vertices[:, 2].min() + 1e-3][:, :2]
-    return low[ConvexHull(low).vertices]
 
 
 def walk(scene, steps, length):
@@ -54,7 +44,7 @@ def walk(scene, steps, length):
         sim = Simulation(load_universe(ROOT / "scenes" / name, overrides={"Controller[walk].steps": steps,
                                                                           "Controller[walk].length": length}))
     ctrl = sim.runs[0].controllers[0]
-    record = WalkRecord(sim, ctrl, sole_outline(), feet)
+    record = WalkRecord(sim, ctrl, talos_sole_outlines(), feet)
     n = int(round(ctrl.plan.duration / sim.dt))
     sim.step(1)                                    # compile and warm up outside the timing
     sim.timer.reset()

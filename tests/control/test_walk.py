@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import trimesh
 from scipy.spatial import ConvexHull
 
 import engine
@@ -14,22 +13,13 @@ from engine import Simulation, UniverseError, load_universe
 from engine.control.walking import Walk, preview_gains, preview_pattern
 from engine.control.walking.controller import com_drift, rotation_error
 from engine.control.walking.qp import corner_jacobians
-from engine.control.walking.record import WalkRecord
+from engine.control.walking.record import WalkRecord, talos_sole_outlines
 from engine import integrate
 from engine.dynamics import frame_jacobian, frame_placement, point_jacobian
-from engine.model.paths import example_robot_data_dir
 
 SCENE = Path(__file__).resolve().parents[2] / "scenes" / "talos_walk.xml"
 LINE = next(i for i, text in enumerate(SCENE.read_text().splitlines(), 1) if '<Controller plugin="walk"' in text)
 T, ZC, G = 0.005, 0.814, 9.81                 # Kajita 2003's example: 5 ms, z_c = 0.814 m
-
-
-def _sole_outline():
-    """Talos's sole outline (k, 2) in the sole frame: the convex hull of the collision mesh's lowest vertices
-    (the sole frame is 0.107 m below the ankle, on that face)."""
-    mesh = trimesh.load(example_robot_data_dir() / "talos_data/meshes/v2/ankle_X_collision.stl")
-    low = mesh.vertices[mesh.vertices[:, 2] < mesh.vertices[:, 2].min() + 1e-3][:, :2]
-    return low[ConvexHull(low).vertices]
 
 
 def _walk(overrides=None):
@@ -276,7 +266,7 @@ def test_talos_walks(steps):
     beyond the flat face may touch first), and then by < 1 mm; the QP's dynamics residual ≤ 1e-8 and its forces in
     their pyramids to 1e-9 N all along."""
     sim, ctrl = _walk({"Controller[walk].steps": str(steps)})
-    record = WalkRecord(sim, ctrl, _sole_outline(), ["talos/leg_left_6_link", "talos/leg_right_6_link"])
+    record = WalkRecord(sim, ctrl, talos_sole_outlines(), ["talos/leg_left_6_link", "talos/leg_right_6_link"])
     for _ in range(int(round(ctrl.plan.duration / sim.dt))):
         sim.step(1)
         record.observe()
@@ -301,7 +291,7 @@ def test_talos_walks_on_fem_soles():
         warnings.simplefilter("ignore")
         sim = Simulation(load_universe(SCENE.parent / "talos_walk_soles.xml"))
     ctrl = sim.runs[0].controllers[0]
-    record = WalkRecord(sim, ctrl, _sole_outline(), ["talos/leg_left_6_link", "talos/leg_right_6_link"])
+    record = WalkRecord(sim, ctrl, talos_sole_outlines(), ["talos/leg_left_6_link", "talos/leg_right_6_link"])
     for _ in range(int(round(ctrl.plan.duration / sim.dt))):
         sim.step(1)
         record.observe()

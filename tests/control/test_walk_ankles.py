@@ -7,24 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import trimesh
-from scipy.spatial import ConvexHull
 
 import engine
 from engine import Simulation, load_universe
-from engine.control.walking.record import WalkRecord
+from engine.control.walking.record import WalkRecord, talos_sole_outlines
 from engine.dynamics import point_jacobian
-from engine.model.paths import example_robot_data_dir
 
 SCENE = Path(__file__).resolve().parents[2] / "scenes" / "talos_walk_ankles.xml"
 PLATES = ["talos/leg_left_6_link_sole_plate", "talos/leg_right_6_link_sole_plate"]
-
-
-def _sole_outline():
-    """Talos's sole outline (k, 2) in the sole frame: the hull of the collision mesh's lowest vertices."""
-    mesh = trimesh.load(example_robot_data_dir() / "talos_data/meshes/v2/ankle_X_collision.stl")
-    low = mesh.vertices[mesh.vertices[:, 2] < mesh.vertices[:, 2].min() + 1e-3][:, :2]
-    return low[ConvexHull(low).vertices]
 
 
 def _walk():
@@ -93,7 +83,7 @@ def test_talos_walks_on_flexible_ankles():
     (except within 20 ms before a planned landing, by < 1 mm, as on rigid feet); the QP's dynamics residual
     ≤ 1e-8 on every row, the bushes' passive rows included, and its forces in their pyramids to 1e-9 N."""
     sim, ctrl = _walk()
-    record = WalkRecord(sim, ctrl, _sole_outline(), PLATES)
+    record = WalkRecord(sim, ctrl, talos_sole_outlines(), PLATES)
     for _ in range(int(round(ctrl.plan.duration / sim.dt))):
         sim.step(1)
         record.observe()

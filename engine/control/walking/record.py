@@ -5,8 +5,8 @@
 * ``slip`` (2,): each foot's largest horizontal drift (m) of its sole frame while in stance, from where it stood
   ``settle`` s after landing (the plan says when a foot is in stance);
 * ``cop_outside``: the largest distance (m) of the centre of pressure of the feet's ground forces outside the
-  support polygon — the convex hull of the sole outlines (``outline`` (k, 2) in the sole frame) of the feet
-  touching the ground — at time ``cop_outside_time``, and ``cop_margin`` the smallest distance inside it
+  support polygon — the convex hull of the sole outlines (``outlines``: one (k, 2) per foot, in its sole frame;
+  Talos's: ``talos_sole_outlines``) of the feet touching the ground — at time ``cop_outside_time``, and ``cop_margin`` the smallest distance inside it
   (negative when outside);
 * ``com``: the last CoM, ``qp_residual`` and ``cone_violation``: the worst dynamics residual
   |M q̈ + h − Sᵀτ − J_cᵀ f|∞ and cone violation (N) of the controller's QP solutions.
@@ -14,17 +14,30 @@
 from __future__ import annotations
 
 import numpy as np
+import trimesh
 from scipy.spatial import ConvexHull
 
 from engine.dynamics import com, forward_kinematics, frame_placement
+from engine.model.paths import example_robot_data_dir
+
+
+def talos_sole_outlines():
+    """Talos's sole outlines (left, right), each (k, 2) in its sole frame: the convex hull of the ankle collision
+    mesh's lowest vertices (the sole frame is 0.107 m below the ankle, on that face). The right foot's mesh is the
+    left one mirrored in y (``scale="1 -1 1"`` in talos_reduced.urdf): its outer front corner is at y = −0.062 m,
+    16 mm outside the left outline's reflection-free copy."""
+    mesh = trimesh.load(example_robot_data_dir() / "talos_data/meshes/v2/ankle_X_collision.stl")
+    low = mesh.vertices[mesh.vertices[:, 2] < mesh.vertices[:, 2].min() + 1e-3][:, :2]
+    left = low[ConvexHull(low).vertices]
+    return left, left * np.array([1.0, -1.0])
 
 
 class WalkRecord:
-    def __init__(self, sim, controller, outline, feet_bodies, settle=0.02, multibody=0):
+    def __init__(self, sim, controller, outlines, feet_bodies, settle=0.02, multibody=0):
         self.sim, self.ctrl, self.index = sim, controller, multibody
         self.model = controller.model
         self.data = self.model.create_data()
-        self.outline = np.asarray(outline, float)
+        self.outlines = [np.asarray(o, float) for o in outlines]
         self.feet_bodies, self.settle = list(feet_bodies), settle
         self.anchor, self.slip = [None, None], np.zeros(2)
         self.cop_outside, self.cop_outside_time, self.cop_margin = 0.0, None, np.inf
@@ -67,8 +80,8 @@ class WalkRecord:
             return
         cop = F[:, 2] @ P[:, :2] / F[:, 2].sum()
         touching = {c.body_a[k] for k in rows} | {c.body_b[k] for k in rows}
-        corners = [(p + R[:, :2] @ o)[:2] for (R, p), body in zip(soles, self.feet_bodies) if body in touching
-                   for o in self.outline]
+        corners = [(p + R[:, :2] @ o)[:2] for (R, p), body, outline in zip(soles, self.feet_bodies, self.outlines)
+                   if body in touching for o in outline]
         hull = ConvexHull(np.array(corners))
         signed = hull.equations[:, :2] @ cop + hull.equations[:, 2]        # > 0 outside a facet
         if signed.max() > self.cop_outside:
