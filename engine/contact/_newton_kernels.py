@@ -322,21 +322,15 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
     step was taken (f, v updated)."""
     n = f.shape[0]
     m, slipping = _classify(f, v, block_start, block_kind, block_mu, block_rho, block_state, status, slip)
-    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
-               memo, B_col, B_val, width)
-    for i in range(n):
-        if not math.isfinite(df[i]):
-            return False
-    _times_W(W, df, wd)                                  # w = W Δf
+    if not _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows,
+                           df, wd, keep, memo, B_col, B_val, width):
+        return False
     if first and not slipping and _consistent(v, wd, rows[:m]) and _slip_leaving(f, v, df, block_start, block_mu,
                                                                                  block_rho, status, slip):
         slipping = True
-        _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
-                   keep, memo, B_col, B_val, width)
-        for i in range(n):
-            if not math.isfinite(df[i]):
-                return False
-        _times_W(W, df, wd)
+        if not _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping,
+                               rows, df, wd, keep, memo, B_col, B_val, width):
+            return False
     merit = ac_merit(f, v, block_start, block_kind, block_mu, block_rho)
     alpha = 1.0
     for _ in range(LINE_SEARCH_STEPS):
@@ -370,16 +364,26 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             if status[b] == SLIP:
                 status[b] = HELD
                 m -= 3
-        _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, False, rows, df, wd,
-                   keep, memo, B_col, B_val, width)
-        for i in range(n):
-            if not math.isfinite(df[i]):
-                return False
-        _times_W(W, df, wd)
+        if not _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, False, rows,
+                               df, wd, keep, memo, B_col, B_val, width):
+            return False
     if plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial):
         return True
     return slipping and null_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v, status, slip,
                                   rows, df, wd)
+
+
+@njit(cache=True, nogil=True)
+def _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd,
+                    keep, memo, B_col, B_val, width):
+    """``_direction`` into ``df``, then W Δf into ``wd``; False where Δf is not finite (no step to take)."""
+    _direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping, rows, df, wd, keep,
+               memo, B_col, B_val, width)
+    for i in range(f.shape[0]):
+        if not math.isfinite(df[i]):
+            return False
+    _times_W(W, df, wd)
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -513,21 +517,10 @@ def null_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v
     rank = 0
     while rank < m and sigma[rank] > RANK_TOL * sigma[0]:
         rank += 1
-    eps, x = np.zeros(m), np.zeros(m)
-    for j in range(rank, m):                                         # ε = U₀ U₀ᵀ b
-        c = 0.0
-        for a in range(m):
-            c += U[a, j] * b[a]
-        for a in range(m):
-            eps[a] += c * U[a, j]
+    eps = _span_part(U, rank, b)                                     # ε = U₀ U₀ᵀ b
     if not force_norm(eps) > PLATEAU_FRACTION * force_norm(b):      # consistent: a kink, not a plateau
         return False
-    for j in range(rank, m):                                         # x = V₀ V₀ᵀ ε
-        c = 0.0
-        for a in range(m):
-            c += Vt[j, a] * eps[a]
-        for a in range(m):
-            x[a] += c * Vt[j, a]
+    x = _span_part(Vt.T, rank, eps)                                  # x = V₀ V₀ᵀ ε
     df[:] = 0.0
     for a in range(m):
         df[rows[a]] = x[a]
@@ -562,6 +555,19 @@ def null_step(W, block_start, block_kind, block_mu, block_rho, block_state, f, v
         f[i] += df[i]
         v[i] += wd[i]
     return True
+
+
+@njit(cache=True, nogil=True)
+def _span_part(Q, rank, y):
+    """Q₀ Q₀ᵀ y, Q₀ the (orthonormal) columns of Q from ``rank`` on: the part of y in their span."""
+    out = np.zeros(y.shape[0])
+    for j in range(rank, Q.shape[1]):
+        c = 0.0
+        for a in range(y.shape[0]):
+            c += Q[a, j] * y[a]
+        for a in range(y.shape[0]):
+            out[a] += c * Q[a, j]
+    return out
 
 
 @njit(cache=True, nogil=True)
