@@ -6,8 +6,8 @@
   ``settle`` s after landing (the plan says when a foot is in stance);
 * ``cop_outside``: the largest distance (m) of the centre of pressure of the feet's ground forces outside the
   support polygon — the convex hull of the sole outlines (``outlines``: one (k, 2) per foot, in its sole frame;
-  Talos's: ``talos_sole_outlines``) of the feet touching the ground — at time ``cop_outside_time``, and ``cop_margin`` the smallest distance inside it
-  (negative when outside);
+  Talos's: ``talos_sole_outlines``) of the feet touching the ground — at time ``cop_outside_time``, and
+  ``cop_margin`` the smallest distance inside it (negative when outside);
 * ``com``: the last CoM, ``qp_residual`` and ``cone_violation``: the worst dynamics residual
   |M q̈ + h − Sᵀτ − J_cᵀ f|∞ and cone violation (N) of the controller's QP solutions.
 """
@@ -24,8 +24,8 @@ from engine.model.paths import example_robot_data_dir
 def talos_sole_outlines():
     """Talos's sole outlines (left, right), each (k, 2) in its sole frame: the convex hull of the ankle collision
     mesh's lowest vertices (the sole frame is 0.107 m below the ankle, on that face). The right foot's mesh is the
-    left one mirrored in y (``scale="1 -1 1"`` in talos_reduced.urdf): its outer front corner is at y = −0.062 m,
-    16 mm outside the left outline's reflection-free copy."""
+    left one mirrored in y (``scale="1 -1 1"`` in talos_reduced.urdf): its outer front corner, at y = −0.062 m, lies
+    16 mm outside the left foot's outline (which the walk tests used for both feet until session 15)."""
     mesh = trimesh.load(example_robot_data_dir() / "talos_data/meshes/v2/ankle_X_collision.stl")
     low = mesh.vertices[mesh.vertices[:, 2] < mesh.vertices[:, 2].min() + 1e-3][:, :2]
     left = low[ConvexHull(low).vertices]
