@@ -1,6 +1,6 @@
 """Constraint-based contact benchmarks (issue 5 point 8), one function per part.
 
-    python bench/contact.py [--part a|b|c|d|e] [--rounds 200] [--seconds 2]
+    python bench/contact.py [--part a|b|c|d|e] [--rounds 200] [--seconds 2] [--starts-nm 0 1 -1]
 
 (a) The Delassus operator Λ = J M⁻¹ Jᵀ by the thesis's three methods (seed 000 §3.2, Fig 3.12) on Talos
     (example-robot-data, floating base) standing: 2 feet × 4 points (m = 8, as HRP-2 in the thesis), and the
@@ -23,7 +23,9 @@
 (d) Talos dropped from the half-sitting pose with no controller: it falls (t < 1 s) and lies on the floor
     (1 s ≤ t < 2 s), ours (nonsmooth-newton with the joints' limits as rows, ``<Solver
     joint_limits="constraint">``; nonsmooth-newton and the thesis's gauss-seidel-newton without them) beside MuJoCo
-    and pybullet (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved. The first
+    and pybullet (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; one run
+    per start height of ours (0, +1, −1 nm above the recorded one, ``--starts-nm``: the fall is chaotic and the
+    lying cost follows the pose it ends in), the steps of the runs pooled. The first
     row, ours with the limits, is the headline the issue's targets are read on (lie/MuJoCo ≤ 3, lie/pybullet ≤ 1):
     MuJoCo and pybullet enforce the URDF's joint limits, so only that configuration simulates the same robot
     (without them Talos's joints fold through their stops and its links pile onto each other: more self-contacts,
@@ -374,8 +376,9 @@ class OurFalling:
     for an unconverged step, its largest natural residual over the norm of all contact forces (an upper bound of
     the relative residual the solver's tolerance applies to)."""
 
-    def __init__(self, tmp, solver, limits="none"):
+    def __init__(self, tmp, solver, limits="none", start_nm=0.0):
         self.sim = talos_simulation(tmp, controller=False, solver=solver, limits=limits)
+        self.sim.runs[0].q[2] += 1e-9 * start_nm
         self.stages, self.unconverged, self.relative = [], [], []
 
     def step(self):
@@ -403,49 +406,64 @@ class OurFalling:
 HEADLINE = "ours, NSN + joint limits"   # part (d)'s configuration comparable with MuJoCo and pybullet
 
 
-def part_d(seconds=2.0):
-    """Talos falling then lying: µs per step per phase, ours against MuJoCo and pybullet."""
+def part_d(seconds=2.0, starts_nm=(0.0,)):
+    """Talos falling then lying: µs per step per phase, ours against MuJoCo and pybullet, one run per start height
+    of ours (``starts_nm``, nm above the recorded one: the fall is chaotic and the lying cost follows the pose it
+    ends in), the steps of all runs pooled."""
     steps, fall = int(round(seconds / 1e-3)), int(round(0.5 * seconds / 1e-3))
-    with tempfile.TemporaryDirectory() as tmp:
-        engines = {HEADLINE: OurFalling(tmp, "nonsmooth-newton", "constraint"),   # the row the targets are read on
-                   "ours, nonsmooth-newton": OurFalling(tmp, "nonsmooth-newton"),
-                   "ours, gauss-seidel-newton": OurFalling(tmp, "gauss-seidel-newton")}
-        sim = engines[HEADLINE].sim
-        engines["MuJoCo"] = MujocoTalos(tmp, sim)
-        engines["pybullet"] = BulletFalling(sim)
-        engines["pybullet, no self-collision"] = BulletFalling(sim, self_collision=False)
-        times = {name: [] for name in engines}
-        counts = {name: [] for name in engines}
-        for _ in range(steps // BLOCK):
-            for name, engine in engines.items():
-                for _ in range(BLOCK):
-                    times[name].append(engine.step())
-                    counts[name].append(engine.contacts())
+    ours = (HEADLINE, "ours, nonsmooth-newton", "ours, gauss-seidel-newton")
+    times, counts, runs = {}, {}, {name: [] for name in ours}         # pooled; our runs, per start
+    for start in starts_nm:
+        with tempfile.TemporaryDirectory() as tmp:
+            engines = {HEADLINE: OurFalling(tmp, "nonsmooth-newton", "constraint", start),   # the targets' row
+                       ours[1]: OurFalling(tmp, "nonsmooth-newton", start_nm=start),
+                       ours[2]: OurFalling(tmp, "gauss-seidel-newton", start_nm=start)}
+            sim = engines[HEADLINE].sim
+            engines["MuJoCo"] = MujocoTalos(tmp, sim)
+            engines["pybullet"] = BulletFalling(sim)
+            engines["pybullet, no self-collision"] = BulletFalling(sim, self_collision=False)
+            run_times = {name: [] for name in engines}
+            for _ in range(steps // BLOCK):
+                for name, engine in engines.items():
+                    for _ in range(BLOCK):
+                        run_times[name].append(engine.step())
+                        if len(run_times[name]) > fall:
+                            counts.setdefault(name, []).append(engine.contacts())
+            for name, t in run_times.items():
+                falling, lying = times.setdefault(name, ([], []))
+                falling += t[:fall]
+                lying += t[fall:]
+            for name in ours:
+                runs[name].append(engines[name])
+            base_z = {name: engine.base_height() for name, engine in engines.items()}
     print(f"\n(d) Talos (nv = {sim.runs[0].model.nv}) dropped with no controller: falling t < {fall / 1e3:g} s, "
-          f"lying {fall / 1e3:g} s ≤ t < {seconds:g} s; blocks of {BLOCK} steps interleaved; load average "
-          f"{os.getloadavg()[0]:.1f} (timings under load)")
+          f"lying {fall / 1e3:g} s ≤ t < {seconds:g} s; blocks of {BLOCK} steps interleaved; {len(starts_nm)} run(s), "
+          f"ours from {', '.join(f'{x:+g}' for x in starts_nm)} nm, pooled; load average {os.getloadavg()[0]:.1f} "
+          f"(timings under load)")
     print(f"  {'engine':27s} {'fall µs':>8s} {'lie µs':>8s} {'lie mean':>8s} {'lie/MuJoCo':>10s} "
           f"{'lie/pybullet':>12s} {'fall/MuJoCo':>11s} {'contacts':>8s} {'self':>5s} {'base z':>7s}")
-    lie = {name: 1e6 * float(np.median(t[fall:])) for name, t in times.items()}
-    falling = {name: 1e6 * float(np.median(t[:fall])) for name, t in times.items()}
-    for name, engine in engines.items():
-        c = np.array(counts[name][fall:])
-        print(f"  {name:27s} {falling[name]:8.0f} {lie[name]:8.0f} {1e6 * np.mean(times[name][fall:]):8.0f} "
+    lie = {name: 1e6 * float(np.median(t[1])) for name, t in times.items()}
+    falling = {name: 1e6 * float(np.median(t[0])) for name, t in times.items()}
+    for name in times:
+        c = np.array(counts[name])
+        print(f"  {name:27s} {falling[name]:8.0f} {lie[name]:8.0f} {1e6 * np.mean(times[name][1]):8.0f} "
               f"{lie[name] / lie['MuJoCo']:10.2f} {lie[name] / lie['pybullet']:12.2f} "
               f"{falling[name] / falling['MuJoCo']:11.2f} {c[:, 0].mean():8.1f} {c[:, 1].mean():5.1f} "
-              f"{engine.base_height():7.3f}")
+              f"{base_z[name]:7.3f}")
     print(f"  headline ({HEADLINE}, the limits MuJoCo and pybullet enforce): lying "
           f"{lie[HEADLINE] / lie['MuJoCo']:.2f}× MuJoCo (target ≤ 3), "
           f"{lie[HEADLINE] / lie['pybullet']:.2f}× pybullet (target ≤ 1)")
-    for name in (HEADLINE, "ours, nonsmooth-newton", "ours, gauss-seidel-newton"):
-        engine = engines[name]
-        stages, unconverged = engine.stages[fall:], np.array(engine.unconverged[fall:])
+    for name in ours:
+        stages = [s for run in runs[name] for s in run.stages[fall:]]
+        unconverged = np.array([u for run in runs[name] for u in run.unconverged[fall:]])
         solver = 1e6 * np.array([s["solver"] for s in stages])
-        print(f"  {name}: steps unconverged {sum(engine.unconverged[:fall])} of {fall} falling, "
-              f"{unconverged.sum()} of {steps - fall} lying; lying, median per stage (µs): "
+        per_start = ", ".join(f"{sum(run.unconverged[:fall])} + {sum(run.unconverged[fall:])}" for run in runs[name])
+        print(f"  {name}: steps unconverged {sum(sum(run.unconverged[:fall]) for run in runs[name])} of "
+              f"{fall * len(starts_nm)} falling, {unconverged.sum()} of {len(unconverged)} lying (per start: "
+              f"{per_start}); lying, median per stage (µs): "
               + "  ".join(f"{k} {1e6 * np.median([s[k] for s in stages]):.0f}" for k in stages[0]))
         if unconverged.any():
-            q = np.quantile(engine.relative, [0.1, 0.5, 0.9])
+            q = np.quantile([r for run in runs[name] for r in run.relative], [0.1, 0.5, 0.9])
             print(f"    unconverged steps (falling and lying): residual / ‖f‖ 10 %, 50 %, 90 % quantiles "
                   f"{q[0]:.1e} {q[1]:.1e} {q[2]:.1e} (tolerance 1e-6); lying, solver stage median "
                   f"{np.median(solver[unconverged]):.0f} µs unconverged, "
@@ -492,6 +510,8 @@ def main():
                         help="run one part (default: all)")
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=2.0, help="(d): simulated time, the second half lying")
+    parser.add_argument("--starts-nm", type=float, nargs="+", default=[0.0, 1.0, -1.0],
+                        help="(d): one run per start height of ours above the recorded one (nm), pooled")
     args = parser.parse_args()
     if args.part in (None, "a"):
         part_a(args.rounds)
@@ -500,7 +520,7 @@ def main():
     if args.part in (None, "c"):
         part_c(max(args.rounds // 40, 3))
     if args.part in (None, "d"):
-        part_d(args.seconds)
+        part_d(args.seconds, args.starts_nm)
     if args.part in (None, "e"):
         part_e(max(args.rounds // 40, 3))
 
