@@ -456,14 +456,13 @@ def plateau_step(W, block_start, block_kind, block_mu, status, rows, f, v, wd, r
     Not beyond ‖t r‖ = ‖f‖: internal forces that meet no boundary sooner squeeze (a box wedged between parallel
     walls, whose forces would grow until rounding in W f moved it). Returns whether f moved (``r`` is scratch)."""
     n = f.shape[0]
+    if _consistent(v, wd, rows):                         # a kink, not a plateau
+        return False
     r[:] = 0.0
-    size, rest = 0.0, 0.0
+    size = 0.0
     for i in rows:
         r[i] = v[i] + wd[i]
         size += r[i] * r[i]
-        rest += v[i] * v[i]
-    if not size > PLATEAU_FRACTION ** 2 * rest:          # consistent: a kink, not a plateau
-        return False
     t = math.inf
     for b in range(block_kind.shape[0]):
         s = block_start[b]

@@ -29,7 +29,7 @@ from tests.contact.test_delassus import (foot_blocks, load, pin_reference, point
                                          random_frame)
 from tests.contact.test_factor_solve import dense
 from tests.dynamics.random_trees import random_model, to_pinocchio
-from tests.talos_scenes import falling
+from tests.scenes import falling
 
 DATA = Path(__file__).resolve().parent / "data"
 

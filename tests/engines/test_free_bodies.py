@@ -5,6 +5,7 @@ import pytest
 
 import engine
 from engine.engines import articula, free_bodies
+from tests.scenes import cubes
 
 
 def run(path, steps, batched, setup=None):
@@ -59,22 +60,11 @@ def test_a_tumbling_body_in_free_flight_moves_as_aba_moves_it(tmp_path):
     assert_alike(batched, one_by_one, position=1e-12, velocity=1e-12)
 
 
-def cubes_scene():
-    """Ten cubes dropped apart, tilted and spinning, on the ground (μ = 0.6); also recorded from by
-    tests/contact/data/record_hard_problems.py (cube_sliding)."""
-    cubes = "".join(f'<Body name="c{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass><Material>m</Material>'
-                    f'<Rotation angle="{7 * i}" x="1" y="1" z="0"/><Translation x="{0.3 * i}" y="0" z="0.1"/>'
-                    f'<LinearVelocity>{0.1 * i} 0.3 0</LinearVelocity><AngularVelocity>0 0 {i}</AngularVelocity>'
-                    f'</Body>' for i in range(10))
-    return (f'<Universe><Material name="m" friction="0.6"/>{cubes}'
-            f'<Body name="ground"><Plane/><Mass>0</Mass><Material>m</Material></Body></Universe>')
-
-
 def test_cubes_in_contact_move_alike(tmp_path):
     """Ten cubes dropped apart, tilted and spinning, land, slide and come to rest (contacts, friction, one group
     each): over 400 steps positions agree to 1e-9 m and velocities to 1e-6 m/s, the contact solve's tolerance
     (its relative residual 1e-6: two roundings of the same problem give solutions that far apart)."""
-    (tmp_path / "cubes.xml").write_text(cubes_scene())
+    (tmp_path / "cubes.xml").write_text(cubes())
     batched, sim = run(tmp_path / "cubes.xml", 400, True)
     one_by_one, _ = run(tmp_path / "cubes.xml", 400, False)
     assert len(sim.contacts) >= 10

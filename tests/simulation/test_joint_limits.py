@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.talos_scenes import falling
+from tests.scenes import falling
 
 PENDULUM = """<robot name="p"><link name="base"/>
   <link name="arm"><inertial><origin xyz="0 0 -0.5"/><mass value="2"/>

@@ -17,7 +17,7 @@ import pytest
 import engine
 from engine.engines import articula
 from engine.engines._tree_kernels import REDO
-from tests.talos_scenes import falling
+from tests.scenes import falling
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -180,11 +180,11 @@ def limits_problems():
 
 
 def sliding_cube_problem():
-    from tests.engines.test_free_bodies import cubes_scene
+    from tests.scenes import cubes
     from engine.engines import articula
     original, articula.batchable = articula.batchable, lambda run: False     # one by one: the readable stage
     try:
-        sim = simulation(cubes_scene())
+        sim = simulation(cubes())
     finally:
         articula.batchable = original
     while sim.contact_stage.counts.steps < 266:
