@@ -19,8 +19,12 @@ the step fails or stalls, a Gauss–Seidel–Newton sweep (seed 000 Alg. 1). It 
 the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
 runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: no
 progress, as on jammed self-contacts with high friction from some warm starts, or on a problem without an exact
-solution). Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the residual is
-zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
+solution). A solve that stops unconverged, not out of time, after half its iterations is tried again from its best
+iterate by the proximal point method (the rest of ``max_iter``, less if the time budget says so): a sequence of
+problems with W + η I, positive definite, each solved by the same Newton iterations
+(``_newton_kernels.proximal_iterations``; Talos lying, where W_AA is nearly singular). Unless converged, the
+iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the
+residual is zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
 Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
 finite input (a non-finite step is rejected). ``factor`` = (B_col, B_val, width), a factor W = B Bᵀ in the layout of
@@ -82,9 +86,10 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(),
             *(no_factor() if factor is None else factor))
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
-    chunk = max_iter if time_budget is None else 1
-    while not converged and iterations < max_iter:
-        k, converged = K.newton_iterations(*problem, min(chunk, max_iter - iterations), tol, zero, *work)
+    first = max_iter - max_iter // 2                    # the first attempt's share of the budget
+    chunk = first if time_budget is None else 1
+    while not converged and iterations < first:
+        k, converged = K.newton_iterations(*problem, min(chunk, first - iterations), tol, zero, *work)
         iterations += k
         stopped_by = "tolerance" if converged else "max_iter"
         if not converged and out[8] >= K.STAGNATION_ITERATIONS:
@@ -96,6 +101,15 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
                 stopped_by = "time_budget"
                 break
             chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
+    if not converged and stopped_by != "time_budget":     # the second attempt, with what is left of the budget
+        steps = max_iter - iterations
+        if time_budget is not None:
+            elapsed = perf_counter() - t0
+            steps = min(max_iter, int((time_budget - elapsed) * iterations / elapsed))
+        if steps > 0:
+            k, converged = K.proximal_iterations(*problem, steps, tol, zero, *work[:12], *work[14:16])
+            iterations += k
+            stopped_by = "tolerance" if converged else "stalled" if k < steps else stopped_by
     if not converged:
         f[:] = best
         GK.velocity(W, f, v_free, v)
