@@ -597,7 +597,7 @@ def _cone_exit(fn, f1, f2, rn, r1, r2, mu):
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                       max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, out, keep, B_col, B_val, width):
+                      dnorm, fnorm, out, keep, memo, B_col, B_val, width):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
@@ -609,10 +609,9 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
-    (``_linalg_kernels.kept_solve``); (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0
-    (``_factor_kernels``). Returns (iterations done, converged); the
-    caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
-    memo = no_memo(f.shape[0])                             # the last factor of W_AA (``memo_solve``)
+    (``_linalg_kernels.kept_solve``); ``memo``: the last factor of W_AA (``memo_solve``; ``no_memo`` for a new W);
+    (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0 (``_factor_kernels``). Returns
+    (iterations done, converged); the caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
     for k in range(max_steps):
         if out[4] > 0:
             _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
@@ -650,7 +649,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
 @njit(cache=True, nogil=True)
 def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                         max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                        dnorm, fnorm, B_col, B_val):
+                        dnorm, fnorm, keep, B_col, B_val):
     """A second attempt where ``newton_iterations`` gave up: the proximal point method (Rockafellar 1976, SIAM J.
     Control Optim. 14(5); on the exact-cone contact problem it is the proximal regularization of Carpentier,
     Le Lidec & Montaut, RSS 2024), each proximal problem solved by ``newton_iterations``. From the anchor f_k,
@@ -672,11 +671,13 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
     of a monotone problem without a solution are unbounded (Rockafellar 1976), and a residual relative to ‖f‖
     would call 1e6 N of internal force a solution (a body pushed out of two opposite contacts at once). On the
     exported problems ‖f‖ ends within 0.90–1.43 × the first attempt's. f starts from best_f; (f, v) and best_f as
-    in ``newton_iterations``; W is restored to the bit. No factor (W + η I is not B Bᵀ) and no kept one (it is
-    W's); the fallback sweeps use W's block inverses, which only slows them. Returns (iterations, converged)."""
+    in ``newton_iterations``; W is restored to the bit. No factor (W + η I is not B Bᵀ); W's kept factor
+    (``keep``) preconditions the conjugate gradients of ``kept_solve`` on W + η I as on W (a sole's 240 rows are
+    not factored again at each proximal problem), and the factors of W_AA + η I are remembered from one proximal
+    problem to the next (η is fixed). The fallback sweeps use W's block inverses, which only slows them. Returns
+    (iterations, converged)."""
     n = f.shape[0]
-    diagonal, anchor, inner_best = np.empty(n), np.empty(n), np.empty(n)
-    keep = (np.zeros(0), np.zeros(1, np.int64), np.zeros(0), np.zeros(1, np.int64))
+    diagonal, anchor, inner_best, memo = np.empty(n), np.empty(n), np.empty(n), no_memo(n)
     _restore(W, best_f, f, v)
     best, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
     eta = 0.0
@@ -695,7 +696,7 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
         k, solved = newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
                                       block_rho, min(PROXIMAL_INNER, max_steps - steps), PROXIMAL_TOL,
                                       zero_residual, f, v, inner_best, status, slip, rows, df, wd, f_trial, v_trial,
-                                      dnorm, fnorm, out, keep, B_col, B_val, 0)
+                                      dnorm, fnorm, out, keep, memo, B_col, B_val, 0)
         steps += k
         if not solved:
             _restore(W, inner_best, f, v)

@@ -39,7 +39,7 @@ import numpy as np
 
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
-from engine.contact._linalg_kernels import no_keep
+from engine.contact._linalg_kernels import no_keep, no_memo
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
 
@@ -83,7 +83,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
     work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(),
+            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(), no_memo(n),
             *(no_factor() if factor is None else factor))
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
     first = max_iter - max_iter // 2                    # the first attempt's share of the budget
@@ -107,7 +107,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
             elapsed = perf_counter() - t0
             steps = min(max_iter, int((time_budget - elapsed) * iterations / elapsed))
         if steps > 0:
-            k, converged = K.proximal_iterations(*problem, steps, tol, zero, *work[:12], *work[14:16])
+            k, converged = K.proximal_iterations(*problem, steps, tol, zero, *work[:12], work[13], *work[15:17])
             iterations += k
             stopped_by = "tolerance" if converged else "stalled" if k < steps else stopped_by
     if not converged:
