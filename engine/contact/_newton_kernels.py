@@ -47,7 +47,10 @@ no move either, the whole system with the slipping rows is inconsistent (a cube 
 targets are not a rigid motion's) and the forces move along null J_AA to the first constraint (``null_step``).
 Where no step length does otherwise, or Newton steps stop cutting the natural residual (cone.py), a phase of
 Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
-strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Every iterate is in K.
+strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Where a solve still fails, its
+callers (``newton.py``, ``_stepping_kernels.solve_groups``) try again from its best iterate with the proximal
+point method (``proximal_iterations``: problems with W + η I, each solved by these iterations). Every iterate is
+in K.
 """
 from __future__ import annotations
 
