@@ -72,6 +72,7 @@ FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweep
 STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
 BOUNDARY = 1e-6                 # ‖f_t‖ ≥ (1 − this) μ f_n: a force on its cone's boundary (``_slip_leaving``)
 PLATEAU_FRACTION = 1e-6         # ‖r_A‖ ≥ this × ‖v_A‖: the active rows' system is inconsistent (``plateau_step``)
+PATIENCE = 20                   # Newton's iterations without halving its best residual before the proximal attempt
 PROXIMAL_WEIGHT = 1e-4          # η = this × the mean of W's diagonal (``proximal_iterations``)
 PROXIMAL_INNER, PROXIMAL_TOL = 30, 1e-9   # iterations and relative tolerance of each proximal problem
 PROXIMAL_GROWTH = 10.0          # ‖f‖ beyond this × its start (or the zero force's residual): diverging, stop
@@ -599,22 +600,22 @@ def _cone_exit(fn, f1, f2, rn, r1, r2, mu):
 
 @njit(cache=True, nogil=True)
 def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
-                      max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
-                      dnorm, fnorm, out, keep, memo, B_col, B_val, width):
+                      max_steps, patience, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial,
+                      v_trial, dnorm, fnorm, out, keep, memo, B_col, B_val, width):
     """Up to ``max_steps`` iterations from (f, v = W f + v_free), each a Newton step or a Gauss–Seidel–Newton sweep
     (seed 000 Alg. 1); stops once the natural residual ≤ tol · max(‖f‖₂, ``zero_residual``). Newton steps run
     while they make progress; a step that fails its line search, or STALL_STEPS steps in a row that do not cut the
     best natural residual by STALL_FACTOR (a stationary point of ½‖φ‖², or a kink crossed back and forth), start
     a phase of sweeps, FIRST_PHASE long then doubling up to LAST_PHASE, after which Newton is tried again.
-    It gives up early, unconverged, once STAGNATION_ITERATIONS iterations in a row have not cut the best
-    residual by STAGNATION_FACTOR (no progress: jammed self-contacts with high friction from some warm starts, or a
-    problem without an exact solution).
+    It gives up early, unconverged, once ``patience`` iterations in a row have not cut the best residual by
+    STAGNATION_FACTOR (no progress: jammed self-contacts with high friction from some warm starts, or a problem
+    without an exact solution; PATIENCE before the proximal attempt).
     ``out`` (in/out) = [best residual, current residual, sweeps, Newton steps, sweeps left in this phase,
     length of the next phase, stalled steps, best residual at the last real improvement, iterations since];
     the iterate of lowest natural residual is kept in ``best_f``; ``keep``: the kept factor of the linear solves
     (``_linalg_kernels.kept_solve``); ``memo``: the last factor of W_AA (``memo_solve``; ``no_memo`` for a new W);
     (B_col, B_val, width): a factor W = B Bᵀ of ``width`` columns, or width 0 (``_factor_kernels``). Returns
-    (iterations done, converged); the caller tells a stagnation stop by out[8] ≥ STAGNATION_ITERATIONS."""
+    (iterations done, converged); the caller tells a stagnation stop by out[8] ≥ ``patience``."""
     for k in range(max_steps):
         if out[4] > 0:
             _sweep(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, True, f, v,
@@ -644,7 +645,7 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
             out[7], out[8] = out[0], 0.0
         else:
             out[8] += 1.0
-            if out[8] >= STAGNATION_ITERATIONS:
+            if out[8] >= patience:
                 return k + 1, False
     return max_steps, False
 
@@ -653,7 +654,8 @@ def newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv
 def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
                         max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
                         dnorm, fnorm, keep, B_col, B_val):
-    """A second attempt where ``newton_iterations`` gave up: the proximal point method (Rockafellar 1976, SIAM J.
+    """A second attempt where ``newton_iterations`` stalled (PATIENCE iterations without halving its best
+    residual): the proximal point method (Rockafellar 1976, SIAM J.
     Control Optim. 14(5); on the exact-cone contact problem it is the proximal regularization of Carpentier,
     Le Lidec & Montaut, RSS 2024), each proximal problem solved by ``newton_iterations``. From the anchor f_k,
     f_{k+1} solves the contact problem of (W + η I, v_free − η f_k):
@@ -665,9 +667,9 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
     of them beside 37 N of load, which left the cone at once and failed every line search (session 15's diagnosis).
     A fixed point f_{k+1} = f_k solves the problem itself; each f_{k+1} is checked on it (the natural residual of
     (f, v), ``block_rho`` of W). η = PROXIMAL_WEIGHT × mean W_ii. On the problems Newton left unconverged in a
-    fall of Talos (exported from its simulation, each from its warm start, 100 iterations split in halves): at
-    1e-4 it solves 36 of 38 with joint limits, 126 of 228 without; at 1e-6 none of 3 tried (the proximal
-    problems are as hard as the problem); at 1e-2 none of 25 in 50 proximal problems (each moves too little).
+    fall of Talos (exported from its simulation, each from its warm start, 100 iterations in all): at 1e-4 it
+    solves 36 of 38 with joint limits, 125 of 228 without; in a prototype, at 1e-6 none of 3 tried (the proximal
+    problems are as hard as the problem) and at 1e-2 none of 25 in 50 proximal problems (each moves too little).
 
     Up to ``max_steps`` iterations in all, fewer once STAGNATION_ITERATIONS in a row have not halved the best
     residual (as ``newton_iterations``) or once ‖f‖ passes PROXIMAL_GROWTH times its start: the proximal iterates
@@ -697,7 +699,7 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
         out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0])
         inner_best[:] = f
         k, solved = newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
-                                      block_rho, min(PROXIMAL_INNER, max_steps - steps), PROXIMAL_TOL,
+                                      block_rho, min(PROXIMAL_INNER, max_steps - steps), PROXIMAL_INNER, PROXIMAL_TOL,
                                       zero_residual, f, v, inner_best, status, slip, rows, df, wd, f_trial, v_trial,
                                       dnorm, fnorm, out, keep, memo, B_col, B_val, 0)
         steps += k

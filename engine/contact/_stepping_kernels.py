@@ -28,7 +28,7 @@ from numba import njit
 
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._linalg_kernels import no_memo
-from engine.contact._newton_kernels import FIRST_PHASE, newton_iterations, proximal_iterations
+from engine.contact._newton_kernels import FIRST_PHASE, PATIENCE, newton_iterations, proximal_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -284,11 +284,10 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
             sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
             if not converged:
                 sweeps, converged = newton_iterations(
-                    Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter - max_iter // 2,
-                    tol, zero, fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n],
-                    f_trial[:n], v_trial[:n], dnorm[:nb], fnorm[:nb], out, keep, no_memo(n), B_col[s:e], B_val[s:e],
-                    B_width[k])
-            if not converged and max_iter > sweeps:    # the second attempt, with the rest of the budget (newton.py)
+                    Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, PATIENCE, tol, zero,
+                    fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n], v_trial[:n],
+                    dnorm[:nb], fnorm[:nb], out, keep, no_memo(n), B_col[s:e], B_val[s:e], B_width[k])
+            if not converged and max_iter > sweeps:    # stalled: the proximal attempt, with the rest (newton.py)
                 extra, converged = proximal_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter - sweeps, tol,
                     zero, fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n],

@@ -16,13 +16,13 @@ system is inconsistent, the slipping ones' forces held, a move of the internal f
 boundary, ``plateau_step``; where the system with the slipping contacts is inconsistent, a move along its null
 space to the first constraint, ``null_step``), or, where
 the step fails or stalls, a Gauss–Seidel–Newton sweep (seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
-the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, when ``time_budget``
-runs out, or when 100 iterations in a row have not halved the best residual (``stopped_by = "stalled"``: no
-progress, as on jammed self-contacts with high friction from some warm starts, or on a problem without an exact
-solution). A solve that stops unconverged, not out of time, after half its iterations is tried again from its best
-iterate by the proximal point method (the rest of ``max_iter``, less if the time budget says so): a sequence of
-problems with W + η I, positive definite, each solved by the same Newton iterations
-(``_newton_kernels.proximal_iterations``; Talos lying, where W_AA is nearly singular). Unless converged, the
+the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, or when
+``time_budget`` runs out. Where 20 iterations in a row (``PATIENCE``) have not halved the best residual (jammed
+self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), the solve goes
+on from its best iterate by the proximal point method with the rest of ``max_iter`` (less if the time budget says
+so): a sequence of problems with W + η I, positive definite, each solved by the same Newton iterations
+(``_newton_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
+in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless converged, the
 iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the
 residual is zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
 solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
@@ -86,13 +86,12 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(), no_memo(n),
             *(no_factor() if factor is None else factor))
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
-    first = max_iter - max_iter // 2                    # the first attempt's share of the budget
-    chunk = first if time_budget is None else 1
-    while not converged and iterations < first:
-        k, converged = K.newton_iterations(*problem, min(chunk, first - iterations), tol, zero, *work)
+    chunk = max_iter if time_budget is None else 1
+    while not converged and iterations < max_iter:
+        k, converged = K.newton_iterations(*problem, min(chunk, max_iter - iterations), K.PATIENCE, tol, zero, *work)
         iterations += k
         stopped_by = "tolerance" if converged else "max_iter"
-        if not converged and out[8] >= K.STAGNATION_ITERATIONS:
+        if not converged and out[8] >= K.PATIENCE:
             stopped_by = "stalled"
             break
         if not converged and time_budget is not None:
@@ -109,7 +108,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
         if steps > 0:
             k, converged = K.proximal_iterations(*problem, steps, tol, zero, *work[:12], work[13], *work[15:17])
             iterations += k
-            stopped_by = "tolerance" if converged else "stalled" if k < steps else stopped_by
+            stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
     if not converged:
         f[:] = best
         GK.velocity(W, f, v_free, v)

@@ -238,14 +238,14 @@ def test_unsolvable_budget_returns_the_best_iterate_and_a_flag():
 
 def test_jammed_self_contacts_are_solved_from_their_warm_start_by_the_proximal_attempt():
     # jammed self-contacts from their warm start: Gauss–Seidel does not get below 1e-4 of the force in 2000
-    # sweeps, and Newton's first attempt (half of the 100 iterations) stalls; the proximal problems (W + η I)
-    # that follow reach the tolerance, checked here by Coulomb's law in numpy
+    # sweeps, and Newton stalls from it (20 iterations without halving its residual); the proximal problems
+    # (W + η I) that follow reach the tolerance, checked here by Coulomb's law in numpy
     W, u, blocks, f0 = load("talos_jammed")
     f, stats = nonsmooth_newton(W, u, blocks, 1e-6, 100, f0)
     _, gs = gauss_seidel(W, u, blocks, tol=1e-6, max_iter=2000, f0=f0)
     scale = np.linalg.norm(f)
     assert not gs.converged and gs.residual > 1e-4 * scale
-    assert stats.converged and stats.iterations > 50      # past the first attempt's share
+    assert stats.converged and stats.iterations > 20      # after the first attempt stalled
     assert natural_residual(W, u, f, blocks.block_mu) <= 1e-6 * scale
     assert stats.cone_violation <= 1e-12 * np.abs(f).max()
     g, cold = nonsmooth_newton(W, u, blocks, 1e-6, 100, None)
