@@ -47,10 +47,10 @@ no move either, the whole system with the slipping rows is inconsistent (a cube 
 targets are not a rigid motion's) and the forces move along null J_AA to the first constraint (``null_step``).
 Where no step length does otherwise, or Newton steps stop cutting the natural residual (cone.py), a phase of
 Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
-strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Where a solve still fails, its
-callers (``newton.py``, ``_stepping_kernels.solve_groups``) try again from its best iterate with the proximal
-point method (``proximal_iterations``: problems with W + η I, each solved by these iterations). Every iterate is
-in K.
+strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Where PATIENCE iterations in a
+row have not halved the best residual, the callers (``newton.py``, ``_stepping_kernels.solve_groups``) go on from
+the best iterate with the proximal point method (``proximal_iterations``: problems with W + η I, each solved by
+these iterations). Every iterate is in K.
 """
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ SEPARATED, STICK, SLIP, FRICTIONLESS, BOUND, CLAMPED, HELD = 0, 1, 2, 3, 4, 5, 6
 LINE_SEARCH_STEPS = 24          # step lengths 1, 1/2, …, 1/2²³ before the fallback sweeps
 STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best residual by this factor …
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
-STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # give up after 100 iterations that do not halve it
+STAGNATION_ITERATIONS, STAGNATION_FACTOR = 100, 0.5   # the proximal attempt gives up after 100 iterations that
+# do not halve the best residual
 BOUNDARY = 1e-6                 # ‖f_t‖ ≥ (1 − this) μ f_n: a force on its cone's boundary (``_slip_leaving``)
 PLATEAU_FRACTION = 1e-6         # ‖r_A‖ ≥ this × ‖v_A‖: the active rows' system is inconsistent (``plateau_step``)
 PATIENCE = 20                   # Newton's iterations without halving its best residual before the proximal attempt
@@ -655,10 +656,10 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
                         max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
                         dnorm, fnorm, keep, B_col, B_val):
     """A second attempt where ``newton_iterations`` stalled (PATIENCE iterations without halving its best
-    residual): the proximal point method (Rockafellar 1976, SIAM J.
-    Control Optim. 14(5); on the exact-cone contact problem it is the proximal regularization of Carpentier,
-    Le Lidec & Montaut, RSS 2024), each proximal problem solved by ``newton_iterations``. From the anchor f_k,
-    f_{k+1} solves the contact problem of (W + η I, v_free − η f_k):
+    residual): the proximal point method (Rockafellar 1976, SIAM J. Control Optim. 14(5); on the exact-cone
+    contact problem it is the proximal regularization of Carpentier, Le Lidec & Montaut, RSS 2024), each proximal
+    problem solved by ``newton_iterations`` (PROXIMAL_INNER iterations at most, which no patience cuts short). From
+    the anchor f_k, f_{k+1} solves the contact problem of (W + η I, v_free − η f_k):
 
         v_k(f) = W f + v_free + η (f − f_k) = v(f) + η (f − f_k),
 

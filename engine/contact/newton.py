@@ -22,10 +22,10 @@ self-contacts with high friction from some warm starts, Talos lying where W_AA i
 on from its best iterate by the proximal point method with the rest of ``max_iter`` (less if the time budget says
 so): a sequence of problems with W + η I, positive definite, each solved by the same Newton iterations
 (``_newton_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
-in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless converged, the
-iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken unless the
-residual is zero: a warm start that already meets the tolerance is refined by one Newton step, which lands on the exact
-solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
+in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless
+converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken
+unless the residual is zero: a warm start that already meets the tolerance is refined by one Newton step, which
+lands on the exact solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
 Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
 finite input (a non-finite step is rejected). ``factor`` = (B_col, B_val, width), a factor W = B Bᵀ in the layout of
 ``_factor_kernels`` (the contact stage passes the body-space factor of free rigid bodies): the sticking steps with
@@ -104,7 +104,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
         steps = max_iter - iterations
         if time_budget is not None:
             elapsed = perf_counter() - t0
-            steps = min(max_iter, int((time_budget - elapsed) * iterations / elapsed))
+            steps = min(steps, int((time_budget - elapsed) * iterations / elapsed))
         if steps > 0:
             k, converged = K.proximal_iterations(*problem, steps, tol, zero, *work[:12], work[13], *work[15:17])
             iterations += k
