@@ -10,7 +10,8 @@ collision group's problem as the contact stage hands it to its solver, in the pr
 * talos_jammed:  the same fall under nonsmooth-newton, the first step after t = 2 s whose solve ends
                  unconverged: the folded legs touch the hips and each other (self-contacts, μ = 0.9); from its
                  warm start Gauss–Seidel and Newton stall at 1e-3 of the force, but it has a solution (Newton
-                 from f = 0 reaches it in 58 iterations).
+                 from f = 0 reaches it in 58 iterations; since session 16, Newton's proximal attempt reaches it
+                 from the warm start).
 * talos_wedged:  the same fall under nonsmooth-newton with the start 1 nm higher, the step at t = 2.011 s: 51
                  contacts; contact 24 joins two links two joints apart, its W_ii has rank 2 and its null
                  direction lies inside the cone. Recorded with commit 98a1662, whose local Newton took 4.7e14 N
