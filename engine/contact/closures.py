@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.collision._kernels import bind
 from engine.contact._kernels import BILATERAL, FRICTION, LIMIT
-from engine.contact.problem import closure_rows, joint_limit_maps, joint_row_maps, joint_rows, limit_rows
+from engine.contact.problem import joint_limit_maps, joint_row_maps, table_rows
 
 LIMIT_MARGIN = 2e-2  # rad or m: a joint this close to a bound has its limit row (wide: impacts are fast)
 
@@ -76,29 +77,26 @@ class Closures:
         self.entries = [np.r_[self.start[m]:self.start[m + 1], self.joint_start[m]:self.joint_start[m + 1],
                               self.limit_start[m]:self.limit_start[m + 1]].astype(np.int64) for m in range(len(runs))]
         self.still = np.zeros((int(sum(run.model.nbodies for run in runs)) + 1, 6))   # zero velocities
+        self._table_rows = None                                # ``table_rows`` bound on the first update
 
     def __len__(self):
         return len(self.mb)
 
     def update(self, runs, bodies, dt, settings):
         """Every row's maps X and free velocity u at the bodies' placements and free velocities, the limit rows'
-        targets and activity at the runs' q (``settings``: the universe's ContactSettings)."""
-        c, j, lim = slice(0, self.n_closures), slice(self.n_closures, len(self)), slice(self.limit_start[0], None)
-        if self.n_closures:
-            closure_rows(self.mb[c], self.body, self.hinge, self.R, self.p, bodies.offset, self.base_R, self.base_p,
-                         bodies.R, bodies.p, bodies.V_free, dt, self.side[c], self.X[c], self.u[c], self.rows[c])
-        if len(self) > self.n_closures:
-            joint_rows(self.mb[j], self.joint_body, self.joint_s, bodies.offset, bodies.R, bodies.p, bodies.V_free,
-                       self.side[j], self.X[j], self.u[j], self.rows[j])
-        if len(self.limit_q):
-            for m, index, q in self.limited:
-                np.take(runs[m].q, index, out=q)
-            erp = settings.erp if settings.correction == "baumgarte" else 0.0
-            limit_rows(self.limit_q, self.lower, self.upper, dt, erp, settings.slop, LIMIT_MARGIN, self.X[lim],
-                       self.u[lim], self.rows[lim])
-        np.greater(self.rows, 0, out=self.active)
-        self.active_mb.fill(-1)
-        np.copyto(self.active_mb, self.mb, where=self.active)
+        targets and activity at the runs' q (``settings``: the universe's ContactSettings), in one compiled call
+        (``problem.table_rows``, bound to this table's and ``bodies``' arrays on the first step: no per-call type
+        dispatch of its 28 arguments)."""
+        for m, index, q in self.limited:
+            np.take(runs[m].q, index, out=q)
+        erp = settings.erp if settings.correction == "baumgarte" else 0.0
+        args = (self.n_closures, int(self.limit_start[0]), self.mb, self.body, self.hinge, self.R, self.p,
+                bodies.offset, self.base_R, self.base_p, bodies.R, bodies.p, bodies.V_free, self.joint_body,
+                self.joint_s, self.limit_q, self.lower, self.upper, float(dt), float(erp), float(settings.slop),
+                LIMIT_MARGIN, self.side, self.X, self.u, self.rows, self.active, self.active_mb)
+        if self._table_rows is None:
+            self._table_rows = bind(table_rows, *args)
+        self._table_rows(*args)
 
     def of(self, m) -> np.ndarray:
         """The active entries of multibody m: its closures, its joints' friction rows and active limits."""

@@ -245,6 +245,27 @@ def limit_rows(q, lower, upper, dt, erp, slop, margin, X, u, nrows):
         u[j, 0] = sign * qdot - target
 
 
+@kernel
+def table_rows(n_closures, limit_start, mb, body, hinge, R, p, offset, base_R, base_p, body_R, body_p, V_free,
+               joint_body, joint_s, limit_q, lower, upper, dt, erp, slop, margin, side, X, u, nrows, active,
+               active_mb):
+    """The rows of ``closures.Closures``' table in one call: its loop closures (entries < n_closures,
+    ``closure_rows``), the joints' friction and limit rows (``joint_rows``; from ``limit_start`` on, the limits,
+    ``limit_rows`` at the joints' positions ``limit_q``), then each entry's activity (``nrows`` > 0) and its
+    multibody where active (−1 elsewhere)."""
+    c, lim = n_closures, limit_start
+    if c:
+        closure_rows(mb[:c], body, hinge, R, p, offset, base_R, base_p, body_R, body_p, V_free, dt, side[:c], X[:c],
+                     u[:c], nrows[:c])
+    if mb.shape[0] > c:
+        joint_rows(mb[c:], joint_body, joint_s, offset, body_R, body_p, V_free, side[c:], X[c:], u[c:], nrows[c:])
+    if limit_q.shape[0]:
+        limit_rows(limit_q, lower, upper, dt, erp, slop, margin, X[lim:], u[lim:], nrows[lim:])
+    for i in range(mb.shape[0]):
+        active[i] = nrows[i] > 0
+        active_mb[i] = mb[i] if active[i] else -1
+
+
 def project_closures(run, closures, m, iterations=3, tol=1e-12):
     """Post-step position projection of multibody m (``run``, an ``engine.simulation.MultiBodyRun``) onto its
     loop-closure manifold (Gauss–Newton): q ← q ⊕ (−J_c⁺ e), with e the closure errors (anchor gap, hinge
