@@ -8,8 +8,8 @@ import math
 import numpy as np
 from numba import njit
 
+from engine.contact._alart_curnier_kernels import force_norm
 from engine.contact._kernels import natural_residual
-from engine.contact._newton_kernels import force_norm
 from engine.contact._group_delassus_kernels import multibody_factors
 from engine.dynamics._kernels.algebra import kernel
 

@@ -28,7 +28,8 @@ from numba import njit
 
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._linalg_kernels import no_memo
-from engine.contact._newton_kernels import FIRST_PHASE, PATIENCE, newton_iterations, proximal_iterations
+from engine.contact._newton_kernels import PATIENCE, newton_iterations, start_out
+from engine.contact._proximal_kernels import proximal_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -280,7 +281,8 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         zero = natural_residual(zero_all[:n], u_all[s:e], start, kind, mu, block_rho)[0]
         best[:] = fk
         if solver == NONSMOOTH_NEWTON:
-            out = np.array([residual, residual, 0.0, 0.0, 0.0, FIRST_PHASE, 0.0, residual, 0.0])
+            out = np.empty(9)
+            start_out(out, residual)
             sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
             if not converged:
                 sweeps, converged = newton_iterations(

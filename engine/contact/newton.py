@@ -7,7 +7,9 @@ self-contacts; W 195 × 195 of rank 38: 100 sweeps leave a natural residual of 1
 A Newton method on the semismooth Alart–Curnier function φ(f) = 0 (Alart & Curnier 1991; Christensen et al. 1998;
 the "NSN-AC" solver of Siconos, compared by Acary, Brémond & Huber 2018) converges superlinearly once it knows
 which contacts separate, stick and slip, and the step's linear system only has the rows of the contacts that
-carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py``.
+carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py`` (φ's pieces in
+``_alart_curnier_kernels.py``, the fallback moves in ``_fallback_kernels.py``, the second attempt in
+``_proximal_kernels.py``).
 
     f, stats = nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None, factor=None)
 
@@ -21,7 +23,7 @@ the zero force (the scale of the problem: tol is *relative*), after ``max_iter``
 self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), the solve goes
 on from its best iterate by the proximal point method with the rest of ``max_iter`` (less if the time budget says
 so): a sequence of problems with W + η I, positive definite, each solved by the same Newton iterations
-(``_newton_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
+(``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
 in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless
 converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken
 unless the residual is zero: a warm start that already meets the tolerance is refined by one Newton step, which
@@ -39,6 +41,7 @@ import numpy as np
 
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
+from engine.contact._proximal_kernels import proximal_iterations
 from engine.contact._linalg_kernels import no_keep, no_memo
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
@@ -79,7 +82,8 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     GK.velocity(W, f, v_free, v)
     residual = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0]
     zero = GK.natural_residual(np.zeros(n), v_free, block_start, block_kind, block_mu, block_rho)[0]
-    out = np.array([residual, residual, 0.0, 0.0, 0.0, K.FIRST_PHASE, 0.0, residual, 0.0])   # see K.newton_iterations
+    out = np.empty(9)                                   # K.newton_iterations' state
+    K.start_out(out, residual)
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
     work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
@@ -106,7 +110,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
             elapsed = perf_counter() - t0
             steps = min(steps, int((time_budget - elapsed) * iterations / elapsed))
         if steps > 0:
-            k, converged = K.proximal_iterations(*problem, steps, tol, zero, *work[:12], work[13], *work[15:17])
+            k, converged = proximal_iterations(*problem, steps, tol, zero, *work[:12], work[13], *work[15:17])
             iterations += k
             stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
     if not converged:

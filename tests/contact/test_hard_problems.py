@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from engine.contact import _newton_kernels as K
+from engine.contact._alart_curnier_kernels import HELD, STICK
 from engine.contact import contact_residual, gauss_seidel, solve
 from engine.contact.cone import ConstraintBlocks, project_coulomb
 from engine.contact._linalg_kernels import no_keep, no_memo
@@ -112,7 +113,7 @@ def test_a_sliding_cubes_stalled_problem_is_solved_with_a_corner_separating():
     motion's — the normal rows' least squares (numpy) leave a velocity far above rounding —, so with all four
     corners loaded and slipping the Newton system is inconsistent: 92f983b's solver stopped at 3e-4 of the force
     after 100 iterations. From the recorded warm start it must now reach the tolerance within the default budget
-    (``_newton_kernels.null_step``), by Coulomb's law written out here, with one corner separating (no force,
+    (``_fallback_kernels.null_step``), by Coulomb's law written out here, with one corner separating (no force,
     moving away) and the three others slipping (force on the cone's boundary, against their velocity)."""
     W, u, blocks, f0 = load("cube_sliding")
     mu, normal = blocks.block_mu, np.arange(0, len(u), 3)
@@ -177,23 +178,23 @@ def test_the_plateau_step_holds_the_slipping_contacts():
     status = work[0]
     for _ in range(3):
         assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
-        assert not np.any(status == K.HELD)
+        assert not np.any(status == HELD)
     g, w = f.copy(), v.copy()
     assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
-    held = np.flatnonzero(status == K.HELD)
+    held = np.flatnonzero(status == HELD)
     assert len(held) >= 1
     for b in held:
         assert np.array_equal(f[start[b]:start[b] + 3], g[start[b]:start[b] + 3])
     assert np.linalg.norm(f - g) > 1.0 and np.linalg.norm(v - w) <= 1e-12 * np.linalg.norm(w)
     assert np.allclose(W @ f + u, v, rtol=0, atol=1e-12 * np.abs(u).max())
-    stick = np.flatnonzero(status == K.STICK)
+    stick = np.flatnonzero(status == STICK)
     F = f[np.add.outer(start[stick], np.arange(3))]
     room = mu[stick] * F[:, 0] - np.linalg.norm(F[:, 1:], axis=1)
     assert room.min() >= -1e-12 * F[:, 0].max() and np.sum(np.abs(room) <= 1e-9 * F[:, 0].max()) >= 1
 
 
 def test_the_plateau_step_moves_the_internal_forces_only():
-    """``_newton_kernels.plateau_step`` on walk_single: the first Newton step from the warm start lands where
+    """``_fallback_kernels.plateau_step`` on walk_single: the first Newton step from the warm start lands where
     the sticking corners' system is inconsistent; the next step moves f by the internal forces (W Δf = 0: v the
     same to rounding), keeps it in the cone and puts one corner on the cone's boundary."""
     W, u, blocks, f0 = load("walk_single")

@@ -15,7 +15,7 @@ import pytest
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
 from engine.contact._linalg_kernels import (REUSE_ROWS, kept_solve, least_norm_solve, memo_definite, memo_solve,
                                            no_keep, no_memo)
-from engine.contact._newton_kernels import least_norm_rows
+from engine.contact._linalg_kernels import least_norm_rows
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
 

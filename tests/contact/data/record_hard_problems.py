@@ -35,11 +35,11 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  path, the group of one cube sliding on four face corners (W 12 × 12 of rank 6, μ = 0.6) at the
                  266th step with contacts, one of the 8 steps 92f983b left unconverged: the corners' Baumgarte
                  targets are not a rigid motion's, and the exact solution has a corner separating
-                 (``_newton_kernels.null_step``).
+                 (``_fallback_kernels.null_step``).
 * walk_double, walk_single: scenes/talos_walk_ankles.xml (Talos walking on flexible ankles, nonsmooth-newton,
                  PYTHONHASHSEED=1) at its step 18 (both feet, 8 contacts, W rank 12) and 2373 (one foot, 4 contacts,
                  W rank 6), two of the steps 2ef9dba left unconverged: a rigid foot's Baumgarte targets no rigid
-                 motion meets, so the exact solution has a corner slipping (``_newton_kernels.plateau_step``).
+                 motion meets, so the exact solution has a corner slipping (``_fallback_kernels.plateau_step``).
 """
 from __future__ import annotations
 

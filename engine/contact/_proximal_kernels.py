@@ -1,0 +1,89 @@
+"""numba kernel of the nonsmooth Newton solver's second attempt (``newton.py``, ``_stepping_kernels.solve_groups``):
+the proximal point method on the contact problem, each proximal problem solved by the Newton iterations of
+``_newton_kernels``, where those have gone PATIENCE iterations without halving their best residual.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine.contact._alart_curnier_kernels import force_norm
+from engine.contact._kernels import natural_residual
+from engine.contact._linalg_kernels import no_memo
+from engine.contact._newton_kernels import STAGNATION_FACTOR, _restore, newton_iterations, start_out
+
+STAGNATION_ITERATIONS = 100     # the attempt gives up after this many iterations that do not halve the best residual
+PROXIMAL_WEIGHT = 1e-4          # η = this × the mean of W's diagonal (``proximal_iterations``)
+PROXIMAL_INNER, PROXIMAL_TOL = 30, 1e-9   # iterations and relative tolerance of each proximal problem
+PROXIMAL_GROWTH = 10.0          # ‖f‖ beyond this × its start (or the zero force's residual): diverging, stop
+
+
+@njit(cache=True, nogil=True)
+def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
+                        max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial,
+                        dnorm, fnorm, keep, B_col, B_val):
+    """A second attempt where ``newton_iterations`` stalled (PATIENCE iterations without halving its best
+    residual): the proximal point method (Rockafellar 1976, SIAM J. Control Optim. 14(5); on the exact-cone
+    contact problem it is the proximal regularization of Carpentier, Le Lidec & Montaut, RSS 2024), each proximal
+    problem solved by ``newton_iterations`` (PROXIMAL_INNER iterations at most, which no patience cuts short). From
+    the anchor f_k, f_{k+1} solves the contact problem of (W + η I, v_free − η f_k):
+
+        v_k(f) = W f + v_free + η (f − f_k) = v(f) + η (f − f_k),
+
+    whose Delassus matrix is positive definite: the internal forces of a hyperstatic support (Talos lying on 60
+    contacts, W 180 × 180 of rank 37) no longer make its Newton systems singular, and a step cannot ask for 1000 N
+    of them beside 37 N of load, which left the cone at once and failed every line search (session 15's diagnosis).
+    A fixed point f_{k+1} = f_k solves the problem itself; each f_{k+1} is checked on it (the natural residual of
+    (f, v), ``block_rho`` of W). η = PROXIMAL_WEIGHT × mean W_ii. On the problems Newton left unconverged in a
+    fall of Talos (exported from its simulation, each from its warm start, 100 iterations in all): at 1e-4 it
+    solves 36 of 38 with joint limits, 125 of 228 without; in a prototype, at 1e-6 none of 3 tried (the proximal
+    problems are as hard as the problem) and at 1e-2 none of 25 in 50 proximal problems (each moves too little).
+
+    Up to ``max_steps`` iterations in all, fewer once STAGNATION_ITERATIONS in a row have not halved the best
+    residual (as ``newton_iterations``) or once ‖f‖ passes PROXIMAL_GROWTH times its start: the proximal iterates
+    of a monotone problem without a solution are unbounded (Rockafellar 1976), and a residual relative to ‖f‖
+    would call 1e6 N of internal force a solution (a body pushed out of two opposite contacts at once). On the
+    exported problems ‖f‖ ends within 0.90–1.43 × the first attempt's. f starts from best_f; (f, v) and best_f as
+    in ``newton_iterations``; W is restored to the bit. No factor (W + η I is not B Bᵀ); W's kept factor
+    (``keep``) preconditions the conjugate gradients of ``kept_solve`` on W + η I as on W (a sole's 240 rows are
+    not factored again at each proximal problem), and the factors of W_AA + η I are remembered from one proximal
+    problem to the next (η is fixed). The fallback sweeps use W's block inverses, which only slows them. Returns
+    (iterations, converged)."""
+    n = f.shape[0]
+    diagonal, anchor, inner_best, memo, out = np.empty(n), np.empty(n), np.empty(n), no_memo(n), np.empty(9)
+    _restore(W, best_f, f, v)
+    best, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+    eta = 0.0
+    for i in range(n):
+        diagonal[i] = W[i, i]
+        eta += W[i, i]
+    eta *= PROXIMAL_WEIGHT / n
+    for i in range(n):
+        W[i, i] += eta
+    steps, converged, residual, reference, since = 0, False, best, best, 0
+    bound = PROXIMAL_GROWTH * max(force_norm(f), zero_residual)
+    while steps < max_steps and not converged and since < STAGNATION_ITERATIONS and force_norm(f) <= bound:
+        anchor[:] = f                                  # v_k = v at the anchor
+        start_out(out, residual)
+        inner_best[:] = f
+        k, solved = newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
+                                      block_rho, min(PROXIMAL_INNER, max_steps - steps), PROXIMAL_INNER, PROXIMAL_TOL,
+                                      zero_residual, f, v, inner_best, status, slip, rows, df, wd, f_trial, v_trial,
+                                      dnorm, fnorm, out, keep, memo, B_col, B_val, 0)
+        steps += k
+        if not solved:
+            _restore(W, inner_best, f, v)
+        for i in range(n):
+            v[i] -= eta * (f[i] - anchor[i])           # v = v_k − η (f − f_k)
+        residual, _ = natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
+        if residual < best:
+            best = residual
+            best_f[:] = f
+        converged = residual <= tol * max(force_norm(f), zero_residual)
+        if best < STAGNATION_FACTOR * reference:      # newton_iterations' rule for giving up
+            reference, since = best, 0
+        else:
+            since += k
+    for i in range(n):
+        W[i, i] = diagonal[i]
+    return steps, converged
