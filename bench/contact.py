@@ -21,15 +21,18 @@
     ``_factor_kernels``) beside the same run with the linear solves on W (dense).  Blocks of steps interleaved,
     per-step medians, steps left unconverged.
 (d) Talos dropped from the half-sitting pose with no controller: it falls (t < 1 s) and lies on the floor
-    (1 s ≤ t < 2 s), ours (nonsmooth-newton with the joints' limits as rows, ``<Solver
-    joint_limits="constraint">``; nonsmooth-newton and the thesis's gauss-seidel-newton without them) beside MuJoCo
-    and pybullet (self-collisions on in all, and pybullet without them), blocks of 100 steps interleaved; one run
-    per start height of ours (0, +1, −1 nm above the recorded one, ``--starts-nm``: the fall is chaotic and the
-    lying cost follows the pose it ends in), the steps of the runs pooled. The first
-    row, ours with the limits, is the headline the issue's targets are read on (lie/MuJoCo ≤ 3, lie/pybullet ≤ 1):
-    MuJoCo and pybullet enforce the URDF's joint limits, so only that configuration simulates the same robot
-    (without them Talos's joints fold through their stops and its links pile onto each other: more self-contacts,
-    a different problem). Per-step medians
+    (1 s ≤ t < 2 s), ours beside MuJoCo and pybullet (self-collisions on in all, and pybullet without them),
+    blocks of 100 steps interleaved; one run per start height of ours (0, +1, −1 nm above the recorded one,
+    ``--starts-nm``: the fall is chaotic and the lying cost follows the pose it ends in), the steps of the runs
+    pooled. Ours: nonsmooth-newton with the URDF's joint limits and dry friction as rows of the solve (``<Solver
+    joint_limits="constraint" joint_friction="constraint">``), the headline the issue's targets are read on
+    (lie/MuJoCo ≤ 3, lie/pybullet ≤ 1): MuJoCo's URDF compiler makes the same robot (32 limited joints, and the
+    friction of 20 joints as ``frictionloss``, which its solver takes as constraints too); then with the limits
+    alone (the joints' friction as the explicit torque −μ_d sign(q̇): a light joint such as a gripper, I ≈ 1.2e-3
+    kg m² and μ_d = 1 N m, turns its velocity round every step, ± 0.9 rad/s, and the robot never comes to rest),
+    and nonsmooth-newton and the thesis's
+    gauss-seidel-newton with the universe's defaults (no limits: Talos's joints fold through their stops and its
+    links pile onto each other, a different problem). Per-step medians
     per phase and the mean lying step, contacts and self-contacts of each engine, our steps left unconverged and
     our per-stage breakdown while lying; for our unconverged steps, how far they are (quantiles of residual / ‖f‖)
     and what they cost (the solver stage's median, unconverged against converged).
@@ -186,13 +189,14 @@ TALOS_SCENE = """<Universe name="talos-standing">
 BLOCK = 100  # steps per engine before switching to the other one
 
 
-def talos_simulation(tmp, controller=True, solver="nonsmooth-newton", limits="none"):
+def talos_simulation(tmp, controller=True, solver="nonsmooth-newton", limits="none", friction="torque"):
     """Our Talos on the ground, in the half-sitting posture of scenes/default.xml, held by ``stance-pd`` or not;
-    ``limits``: the solver's ``joint_limits``."""
+    ``limits``, ``friction``: the solver's ``joint_limits`` and ``joint_friction``."""
     talos = ET.parse(ROOT / "scenes/default.xml").getroot().find("MultiBody")
     joints = "\n    ".join(ET.tostring(j, encoding="unicode").strip() for j in talos.findall("Joint"))
-    path = Path(tmp) / f"talos_{controller}_{solver}_{limits}.xml"
-    scene = TALOS_SCENE.replace('"gauss-seidel-newton"', f'"{solver}" joint_limits="{limits}"')
+    path = Path(tmp) / f"talos_{controller}_{solver}_{limits}_{friction}.xml"
+    scene = TALOS_SCENE.replace('"gauss-seidel-newton"',
+                                f'"{solver}" joint_limits="{limits}" joint_friction="{friction}"')
     if not controller:
         scene = "\n".join(line for line in scene.splitlines() if "<Controller" not in line)
     path.write_text(scene.format(urdf=example_robot_data_dir() / TALOS_URDF, joints=joints))
@@ -376,8 +380,8 @@ class OurFalling:
     for an unconverged step, its largest natural residual over the norm of all contact forces (an upper bound of
     the relative residual the solver's tolerance applies to)."""
 
-    def __init__(self, tmp, solver, limits="none", start_nm=0.0):
-        self.sim = talos_simulation(tmp, controller=False, solver=solver, limits=limits)
+    def __init__(self, tmp, solver, limits="none", start_nm=0.0, friction="torque"):
+        self.sim = talos_simulation(tmp, controller=False, solver=solver, limits=limits, friction=friction)
         self.sim.runs[0].q[2] += 1e-9 * start_nm
         self.stages, self.unconverged, self.relative = [], [], []
 
@@ -403,7 +407,7 @@ class OurFalling:
         return float(self.sim.runs[0].q[2])
 
 
-HEADLINE = "ours, NSN + joint limits"   # part (d)'s configuration comparable with MuJoCo and pybullet
+HEADLINE = "ours, NSN, limits+friction"   # part (d)'s configuration: the robot MuJoCo simulates
 
 
 def part_d(seconds=2.0, starts_nm=(0.0,)):
@@ -411,13 +415,14 @@ def part_d(seconds=2.0, starts_nm=(0.0,)):
     of ours (``starts_nm``, nm above the recorded one: the fall is chaotic and the lying cost follows the pose it
     ends in), the steps of all runs pooled."""
     steps, fall = int(round(seconds / 1e-3)), int(round(0.5 * seconds / 1e-3))
-    ours = (HEADLINE, "ours, nonsmooth-newton", "ours, gauss-seidel-newton")
+    ours = (HEADLINE, "ours, NSN + joint limits", "ours, nonsmooth-newton", "ours, gauss-seidel-newton")
     times, counts, runs = {}, {}, {name: [] for name in ours}         # pooled; our runs, per start
     for start in starts_nm:
         with tempfile.TemporaryDirectory() as tmp:
-            engines = {HEADLINE: OurFalling(tmp, "nonsmooth-newton", "constraint", start),   # the targets' row
-                       ours[1]: OurFalling(tmp, "nonsmooth-newton", start_nm=start),
-                       ours[2]: OurFalling(tmp, "gauss-seidel-newton", start_nm=start)}
+            engines = {HEADLINE: OurFalling(tmp, "nonsmooth-newton", "constraint", start, "constraint"),  # targets
+                       ours[1]: OurFalling(tmp, "nonsmooth-newton", "constraint", start),
+                       ours[2]: OurFalling(tmp, "nonsmooth-newton", start_nm=start),
+                       ours[3]: OurFalling(tmp, "gauss-seidel-newton", start_nm=start)}
             sim = engines[HEADLINE].sim
             engines["MuJoCo"] = MujocoTalos(tmp, sim)
             engines["pybullet"] = BulletFalling(sim)
@@ -450,7 +455,7 @@ def part_d(seconds=2.0, starts_nm=(0.0,)):
               f"{lie[name] / lie['MuJoCo']:10.2f} {lie[name] / lie['pybullet']:12.2f} "
               f"{falling[name] / falling['MuJoCo']:11.2f} {c[:, 0].mean():8.1f} {c[:, 1].mean():5.1f} "
               f"{base_z[name]:7.3f}")
-    print(f"  headline ({HEADLINE}, the limits MuJoCo and pybullet enforce): lying "
+    print(f"  headline ({HEADLINE}: the joints' limits and dry friction as constraints, as MuJoCo takes them): lying "
           f"{lie[HEADLINE] / lie['MuJoCo']:.2f}× MuJoCo (target ≤ 3), "
           f"{lie[HEADLINE] / lie['pybullet']:.2f}× pybullet (target ≤ 1)")
     for name in ours:

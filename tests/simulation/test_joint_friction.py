@@ -4,6 +4,7 @@ independent reference built on Pinocchio's M and h with the box complementarity 
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pinocchio as pin
@@ -12,6 +13,7 @@ import pytest
 import engine
 from engine import plugins
 from engine.errors import UniverseError
+from tests.scenes import falling
 
 SOLVERS = ("nonsmooth-newton", "gauss-seidel-newton", "gauss-seidel")
 WHEEL = """<robot name="w"><link name="base"/>
@@ -173,3 +175,29 @@ def test_a_box_on_a_cart_and_the_carts_rail_friction_are_solved_together(tmp_pat
     assert box.v[0] - w0 == pytest.approx(0.2 * acceleration, abs=1e-6)
     (group,) = sim.solver_stats["groups"]
     assert group.multibodies == (0, 1) and group.rows == 3 * group.contacts + 1
+
+
+def test_a_fallen_robot_with_its_joints_friction_as_rows_comes_to_rest(tmp_path):
+    """Talos dropped without a controller (``tests.scenes.falling``), its joints' limits and dry friction as rows,
+    as MuJoCo takes them, lies still from 2.1 s on: over 2.7–3 s every velocity is zero to rounding (the rows
+    hold each joint whose torque stays below μ_d), each step takes one Newton iteration, and the ground carries
+    the weight m g, with no horizontal force (no acceleration). With the friction as the explicit torque the same
+    fall never rests: the grippers (I ≈ 1.2e-3 kg m², μ_d = 1 N m) turn their velocity round every step, ± 0.9
+    rad/s, and the solves take 40–75 iterations on average (docs/architecture.md, A robot at rest needs its joints'
+    friction as rows)."""
+    path = tmp_path / "talos.xml"
+    path.write_text(falling('name="nonsmooth-newton" joint_limits="constraint" joint_friction="constraint"'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # <mimic> joints simulated as independent joints
+        sim = engine.Simulation(engine.load_universe(path))
+    run = sim.runs[0]
+    sim.step(2700)
+    for _ in range(300):
+        sim.step()
+        groups = sim.solver_stats["groups"]
+        assert [(g.iterations, g.converged) for g in groups] == [(1, True)]
+        assert np.abs(run.v).max() <= 1e-12
+    contacts, forces = sim.contact_stage.contacts, sim.contact_stage.forces
+    ground = forces[contacts.multibody_a != contacts.multibody_b].sum(axis=0)
+    weight = run.model.total_mass * 9.81
+    np.testing.assert_allclose(ground, [0.0, 0.0, weight], rtol=0, atol=1e-9 * weight)
