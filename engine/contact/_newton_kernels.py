@@ -22,16 +22,17 @@ its new, small velocity (Talos standing: one corner of a foot, sticking in one s
 Globalisation: the step is projected onto K and halved until Armijo's condition on ½‖φ‖² holds (``newton_step``).
 Where no step length does because the sticking contacts' system is inconsistent (a rigid foot's corners that
 cannot all stick: ½‖φ‖² is flat along the internal forces), the forces move along them to the first cone boundary
-(``_fallback_kernels.plateau_step``); where contacts slip, the sticking rows' system is the one with the slipping contacts' forces
-held (status HELD: Δf = 0 on their rows), whose least-squares residual lies in null W as well; where that finds
-no move either, the whole system with the slipping rows is inconsistent (a cube sliding on four corners whose
-targets are not a rigid motion's) and the forces move along null J_AA to the first constraint (``_fallback_kernels.null_step``).
-Where no step length does otherwise, or Newton steps stop cutting the natural residual (cone.py), a phase of
-Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from the best iterate, the "hybrid"
-strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139). Where PATIENCE iterations in a
-row have not halved the best residual, the callers (``newton.py``, ``_stepping_kernels.solve_groups``) go on from
-the best iterate with the proximal point method (``_proximal_kernels.proximal_iterations``: problems with W + η I, each solved by
-these iterations). Every iterate is in K.
+(``_fallback_kernels.plateau_step``); where contacts slip, the sticking rows' system is the one with the slipping
+contacts' forces held (status HELD: Δf = 0 on their rows), whose least-squares residual lies in null W as well;
+where that finds no move either, the whole system with the slipping rows is inconsistent (a cube sliding on four
+corners whose targets are not a rigid motion's) and the forces move along null J_AA to the first constraint
+(``_fallback_kernels.null_step``). Where no step length does otherwise, or Newton steps stop cutting the natural
+residual (cone.py), a phase of Gauss–Seidel–Newton sweeps (seed 000 Alg. 1, ``_kernels._sweep``) takes over from
+the best iterate, the "hybrid" strategy of Daviet, Bertails-Descoubes & Boissieux (2011, ACM TOG 30(6) 139).
+Where PATIENCE iterations in a row have not halved the best residual, the callers (``newton.py``,
+``_stepping_kernels.solve_groups``) go on from the best iterate with the proximal point method
+(``_proximal_kernels.proximal_iterations``: problems with W + η I, each solved by these iterations). Every iterate
+is in K.
 """
 from __future__ import annotations
 

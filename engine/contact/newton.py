@@ -41,8 +41,8 @@ import numpy as np
 
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
-from engine.contact._proximal_kernels import proximal_iterations
 from engine.contact._linalg_kernels import no_keep, no_memo
+from engine.contact._proximal_kernels import proximal_iterations
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
 
