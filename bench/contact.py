@@ -30,12 +30,11 @@
     friction of 20 joints as ``frictionloss``, which its solver takes as constraints too); then with the limits
     alone (the joints' friction as the explicit torque −μ_d sign(q̇): a light joint such as a gripper, I ≈ 1.2e-3
     kg m² and μ_d = 1 N m, turns its velocity round every step, ± 0.9 rad/s, and the robot never comes to rest),
-    and nonsmooth-newton and the thesis's
-    gauss-seidel-newton with the universe's defaults (no limits: Talos's joints fold through their stops and its
-    links pile onto each other, a different problem). Per-step medians
-    per phase and the mean lying step, contacts and self-contacts of each engine, our steps left unconverged and
-    our per-stage breakdown while lying; for our unconverged steps, how far they are (quantiles of residual / ‖f‖)
-    and what they cost (the solver stage's median, unconverged against converged).
+    and nonsmooth-newton and the thesis's gauss-seidel-newton with the universe's defaults (no limits: Talos's
+    joints fold through their stops and its links pile onto each other, a different problem). Per-step medians per
+    phase and the mean lying step, contacts and self-contacts of each engine, our steps left unconverged and our
+    per-stage breakdown while lying; for our unconverged steps, how far they are (quantiles of residual / ‖f‖) and
+    what they cost (the solver stage's median, unconverged against converged).
 (e) N = 1, 5, 10, 20, 40 free cubes resting on the ground, apart: ours beside MuJoCo and pybullet, interleaved.
 """
 from __future__ import annotations
