@@ -86,9 +86,10 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     K.start_out(out, residual)
     best = f.copy()
     problem = (W, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho)
-    work = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
-            np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb), out, no_keep(), no_memo(n),
-            *(no_factor() if factor is None else factor))
+    state = (f, v, best, np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)),
+             np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb))   # iterates and scratch
+    keep, (B_col, B_val, width) = no_keep(), no_factor() if factor is None else factor
+    work = (*state, out, keep, no_memo(n), B_col, B_val, width)
     iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
     chunk = max_iter if time_budget is None else 1
     while not converged and iterations < max_iter:
@@ -110,7 +111,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
             elapsed = perf_counter() - t0
             steps = min(steps, int((time_budget - elapsed) * iterations / elapsed))
         if steps > 0:
-            k, converged = proximal_iterations(*problem, steps, tol, zero, *work[:12], work[13], *work[15:17])
+            k, converged = proximal_iterations(*problem, steps, tol, zero, *state, keep, B_col, B_val)
             iterations += k
             stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
     if not converged:
