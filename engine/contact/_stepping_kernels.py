@@ -28,7 +28,7 @@ from numba import njit
 
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._linalg_kernels import no_memo
-from engine.contact._newton_kernels import PATIENCE, newton_iterations, start_out
+from engine.contact._newton_kernels import PATIENCE, newton_iterations, solved_at_start, start_out
 from engine.contact._proximal_kernels import proximal_iterations
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
@@ -283,7 +283,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         if solver == NONSMOOTH_NEWTON:
             out = np.empty(9)
             start_out(out, residual)
-            sweeps, converged = 0, residual == 0.0     # at least one step otherwise (newton.py)
+            sweeps, converged = 0, solved_at_start(fk, residual, zero, tol)   # else one step at least
             if not converged:
                 sweeps, converged = newton_iterations(
                     Wk, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter, PATIENCE, tol, zero,

@@ -26,9 +26,10 @@ so): a sequence of problems with W + η I, positive definite, each solved by the
 (``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
 in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless
 converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken
-unless the residual is zero: a warm start that already meets the tolerance is refined by one Newton step, which
-lands on the exact solution when the contacts keep their state (a box at rest then carries its weight to rounding, as after
-Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
+unless the start is already the solution to rounding (``_newton_kernels.solved_at_start``: a natural residual within
+1e-14 of the scale, or the tolerance if smaller): a warm start that only meets the tolerance is refined by one Newton
+step, which lands on the exact solution when the contacts keep their state (a box at rest then carries its weight to
+rounding, as after Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
 finite input (a non-finite step is rejected). ``factor`` = (B_col, B_val, width), a factor W = B Bᵀ in the layout of
 ``_factor_kernels`` (the contact stage passes the body-space factor of free rigid bodies): the sticking steps with
 more active rows than ``width`` are then solved in its ``width`` columns, to the same least-norm solution.
@@ -90,7 +91,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
              np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb))   # iterates and scratch
     keep, (B_col, B_val, width) = no_keep(), no_factor() if factor is None else factor
     work = (*state, out, keep, no_memo(n), B_col, B_val, width)
-    iterations, converged, stopped_by = 0, residual == 0.0, "tolerance"      # at least one step otherwise
+    iterations, converged, stopped_by = 0, K.solved_at_start(f, residual, zero, tol), "tolerance"   # else one step
     chunk = max_iter if time_budget is None else 1
     while not converged and iterations < max_iter:
         k, converged = K.newton_iterations(*problem, min(chunk, max_iter - iterations), K.PATIENCE, tol, zero, *work)

@@ -58,13 +58,15 @@ def scene(tmp_path, robot, solver="nonsmooth-newton", friction='joint_friction="
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_a_joint_holds_under_less_torque_than_its_dry_friction_and_slides_beyond(tmp_path, solver):
-    """Axle with μ_d = 0.5 N m, inertia 0.5 kg m², no gravity: under τ = 0.3 or −0.49 it does not move at all;
-    under τ = 0.8 it accelerates at (τ − μ_d)/I = 0.6 rad/s², so after n steps v = 0.6 n δt exactly."""
+    """Axle with μ_d = 0.5 N m, inertia 0.5 kg m², no gravity: under τ = 0.3 or −0.49 it does not move, to
+    rounding (a velocity of a few 1e-18 rad/s: the first step's rounding, which a warm start already exact to
+    rounding keeps, ``_newton_kernels.solved_at_start``); under τ = 0.8 it accelerates at (τ − μ_d)/I = 0.6 rad/s²,
+    so after n steps v = 0.6 n δt exactly."""
     for tau in (0.3, -0.49):
         TORQUE["tau"] = tau
         sim = scene(tmp_path, WHEEL, solver, gravity="0 0 0")
         sim.step(500)
-        assert sim.runs[0].v[0] == 0.0 and abs(sim.runs[0].q[0]) < 1e-18
+        assert abs(sim.runs[0].v[0]) <= 1e-17 and abs(sim.runs[0].q[0]) <= 1e-17   # measured 5.6e-18, 2.4e-18
         (group,) = sim.solver_stats["groups"]
         assert group.rows == 1 and group.converged
         assert sim.snapshot().closures == ()                      # friction rows are not loop closures
@@ -180,7 +182,8 @@ def test_a_box_on_a_cart_and_the_carts_rail_friction_are_solved_together(tmp_pat
 def test_a_fallen_robot_with_its_joints_friction_as_rows_comes_to_rest(tmp_path):
     """Talos dropped without a controller (``tests.scenes.falling``), its joints' limits and dry friction as rows,
     as MuJoCo takes them, lies still from 2.1 s on: over 2.7–3 s every velocity is zero to rounding (the rows
-    hold each joint whose torque stays below μ_d), each step takes one Newton iteration, and the ground carries
+    hold each joint whose torque stays below μ_d), each solve converges in one Newton step at most, and most take
+    none: their warm start solves the problem to rounding (``_newton_kernels.solved_at_start``); the ground carries
     the weight m g, with no horizontal force (no acceleration). With the friction as the explicit torque the same
     fall never rests: the grippers (I ≈ 1.2e-3 kg m², μ_d = 1 N m) turn their velocity round every step, ± 0.9
     rad/s, and the solves take 40–75 iterations on average (docs/architecture.md, A robot at rest needs its joints'
@@ -192,11 +195,14 @@ def test_a_fallen_robot_with_its_joints_friction_as_rows_comes_to_rest(tmp_path)
         sim = engine.Simulation(engine.load_universe(path))
     run = sim.runs[0]
     sim.step(2700)
+    iterations = []
     for _ in range(300):
         sim.step()
-        groups = sim.solver_stats["groups"]
-        assert [(g.iterations, g.converged) for g in groups] == [(1, True)]
+        (group,) = sim.solver_stats["groups"]
+        assert group.converged and group.iterations <= 1
         assert np.abs(run.v).max() <= 1e-12
+        iterations.append(group.iterations)
+    assert iterations.count(0) >= 150
     contacts, forces = sim.contact_stage.contacts, sim.contact_stage.forces
     ground = forces[contacts.multibody_a != contacts.multibody_b].sum(axis=0)
     weight = run.model.total_mass * 9.81
