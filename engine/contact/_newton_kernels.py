@@ -54,7 +54,8 @@ FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweep
 STAGNATION_FACTOR = 0.5         # an improvement: the best residual halved (``newton_iterations``' patience)
 BOUNDARY = 1e-6                 # ‖f_t‖ ≥ (1 − this) μ f_n: a force on its cone's boundary (``_slip_leaving``)
 PATIENCE = 20                   # Newton's iterations without halving its best residual before the proximal attempt
-ROUNDING = 1e-14                # a start within this of the scale is exact to rounding (``solved_at_start``)
+ROUNDING = 1e-14                # a start within this of the scale is exact to rounding (``solved_at_start``) …
+REFINE_ROWS = 36                # … and kept without Newton's refining step by a group of more rows
 
 
 @njit(cache=True, nogil=True)
@@ -69,16 +70,20 @@ def start_out(out, residual):
 
 @njit(cache=True, nogil=True)
 def solved_at_start(f, residual, zero_residual, tol):
-    """Whether a solve may return its start f unchanged: its natural residual is within min(tol, ROUNDING) of the
-    scale max(‖f‖₂, ``zero_residual``), the rounding level of φ. Otherwise Newton takes one step at least: a warm
-    start that only meets the tolerance is refined onto the exact solution (a box at rest carries its weight to
-    rounding). From a start already exact to rounding that step changes the last bits only, and on a robot at rest
-    it cost more than the rest of the solve (Talos lying still, 176 rows: a right side of 2e-13 N for ‖f‖ ≈ 440 N,
-    a contact on its cone's boundary, the slipping system's dense QR: 163 µs of a 240 µs solver stage). Skipped
-    steps let the rounding build up until the residual crosses that level, then a step refines it: with 1e-14,
-    Talos's velocities at rest stay below 1.4e-14; with 1e-12 they reached 1.1e-12 rad/s (docs/architecture.md,
-    A robot at rest takes no Newton step)."""
-    return residual <= min(tol, ROUNDING) * max(force_norm(f), zero_residual)
+    """Whether a solve may return its start f unchanged: its natural residual is zero, or, for a group of more than
+    REFINE_ROWS rows, within min(tol, ROUNDING) of the scale max(‖f‖₂, ``zero_residual``), the rounding level of φ.
+    Otherwise Newton takes one step at least, which refines a warm start that only meets the tolerance onto the
+    exact solution. A small group's step is cheap and lands on an exact fixed point: a box at rest then starts each
+    step from a zero residual and takes no step at all (skipped at rounding level, the box keeps a rounding-level
+    velocity instead, and 5 cubes at rest took 2.5 Newton steps a step between them instead of none). A large group's step
+    lands on another iterate exact to rounding only, and costs a dense solve: Talos lying still, 176 rows, a right
+    side of 2e-13 N for ‖f‖ ≈ 440 N, a contact on its cone's boundary, the slipping system's pivoted QR — 163 µs
+    of a 240 µs solver stage. Skipped steps let the rounding build up until the residual crosses that level, then
+    a step refines it: with 1e-14, Talos's velocities at rest stay below 1.4e-14; with 1e-12 they reached 1.1e-12
+    rad/s (docs/architecture.md, A robot at rest takes no Newton step)."""
+    if residual == 0.0:
+        return True
+    return f.shape[0] > REFINE_ROWS and residual <= min(tol, ROUNDING) * max(force_norm(f), zero_residual)
 
 
 @njit(cache=True, nogil=True)

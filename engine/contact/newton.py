@@ -26,10 +26,11 @@ so): a sequence of problems with W + η I, positive definite, each solved by the
 (``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
 in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless
 converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken
-unless the start is already the solution to rounding (``_newton_kernels.solved_at_start``: a natural residual within
-1e-14 of the scale, or the tolerance if smaller): a warm start that only meets the tolerance is refined by one Newton
-step, which lands on the exact solution when the contacts keep their state (a box at rest then carries its weight to
-rounding, as after Gauss–Seidel's active-set step). Every returned contact force is in its cone; nothing here produces a NaN from
+unless the residual is zero, or, for a problem of more than 36 rows, the start is already the solution to rounding
+(``_newton_kernels.solved_at_start``: a natural residual within 1e-14 of the scale, or the tolerance if smaller): a
+warm start that only meets the tolerance is refined by one Newton step, which lands on the exact solution when the
+contacts keep their state (a box at rest then carries its weight to rounding, as after Gauss–Seidel's active-set
+step). Every returned contact force is in its cone; nothing here produces a NaN from
 finite input (a non-finite step is rejected). ``factor`` = (B_col, B_val, width), a factor W = B Bᵀ in the layout of
 ``_factor_kernels`` (the contact stage passes the body-space factor of free rigid bodies): the sticking steps with
 more active rows than ``width`` are then solved in its ``width`` columns, to the same least-norm solution.
