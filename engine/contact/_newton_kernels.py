@@ -75,10 +75,10 @@ def solved_at_start(f, residual, zero_residual, tol):
     Otherwise Newton takes one step at least, which refines a warm start that only meets the tolerance onto the
     exact solution. A small group's step is cheap and lands on an exact fixed point: a box at rest then starts each
     step from a zero residual and takes no step at all (skipped at rounding level, the box keeps a rounding-level
-    velocity instead, and 5 cubes at rest took 2.5 Newton steps a step between them instead of none). A large group's step
-    lands on another iterate exact to rounding only, and costs a dense solve: Talos lying still, 176 rows, a right
-    side of 2e-13 N for ‖f‖ ≈ 440 N, a contact on its cone's boundary, the slipping system's pivoted QR — 163 µs
-    of a 240 µs solver stage. Skipped steps let the rounding build up until the residual crosses that level, then
+    velocity instead, and 5 cubes at rest took 2.5 Newton steps a step between them instead of none). A large
+    group's step lands on another iterate exact to rounding only, and costs a dense solve: Talos lying still, 176
+    rows, a right side of 2e-13 N for ‖f‖ ≈ 440 N, a contact on its cone's boundary, the slipping system's pivoted
+    QR — 163 µs of a 240 µs solver stage. Skipped steps let the rounding build up until the residual crosses that level, then
     a step refines it: with 1e-14, Talos's velocities at rest stay below 1.4e-14; with 1e-12 they reached 1.1e-12
     rad/s (docs/architecture.md, A robot at rest takes no Newton step)."""
     if residual == 0.0:

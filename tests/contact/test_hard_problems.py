@@ -303,3 +303,19 @@ def test_bad_input_is_rejected_by_the_newton_solver():
         nonsmooth_newton(W, u, blocks, max_iter=0)
     with pytest.raises(ValueError, match="f0"):
         nonsmooth_newton(W, u, blocks, f0=np.zeros(3))
+
+
+def test_a_large_groups_start_exact_to_rounding_is_kept_and_a_small_groups_is_refined():
+    """``_newton_kernels.solved_at_start``: from a start whose natural residual is within 1e-14 of the scale, the
+    144 rows of Talos falling are returned as they are (no Newton step: it would only move their last bits, and on
+    a lying robot it costs a dense QR), while the 12 rows of the four-point sole take their refining step (cheap,
+    and it lands a box at rest on an exact fixed point)."""
+    for name, rows, steps in (("talos_falling", 144, 0), ("sole4", 12, 1)):
+        W, u, blocks, f0 = load(name)
+        start, stats = nonsmooth_newton(W, u, blocks, 1e-15, 100, f0)
+        assert stats.converged and len(u) == rows
+        assert block_residual(W, u, start, blocks) <= 1e-14 * np.linalg.norm(start)
+        f, stats = nonsmooth_newton(W, u, blocks, 1e-6, 100, start.copy())
+        assert stats.converged and stats.iterations == steps
+        if steps == 0:
+            np.testing.assert_array_equal(f, start)
