@@ -18,6 +18,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from engine._borrowed import borrowed
 from engine.collision import _vec as v
 from engine.collision import _reuse
 from engine.collision._epa import epa
@@ -231,7 +232,7 @@ def world_arrays(sh, pairs, ws, cache, kept_pair, kept_rows, kept_margin, packed
 def detect_native_of(s, margin, n_max, tol, reuse_distance):
     """``detect_native`` on the arrays of the ``WorldArrays`` s, then, when a result kept in contact changed,
     ``pack_kept`` (while the cache is still warm; the slots have no rows where nothing can be kept)."""
-    nc, nf = detect_native(s.sh, s.pairs, s.ws, s.cache, margin, n_max, tol, reuse_distance)
+    nc, nf = detect_native(*borrowed((s.sh, s.pairs, s.ws, s.cache)), margin, n_max, tol, reuse_distance)
     if nc >= 0 and s.kept_rows.shape[1] > 0 and s.packed[0] != s.cache.version[0]:
         pack_kept(s)
     return nc, nf

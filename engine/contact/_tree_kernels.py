@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine._borrowed import borrowed
 from engine.contact._linalg_kernels import REUSE_ROWS
 from engine.contact._tree_arrays import TreeArrays
 from engine.contact._group_delassus_kernels import TREE_FACTOR_ROWS, multibody_delassus_factor
@@ -113,11 +114,11 @@ def tree_arrays(pair_object, object_multibody, object_body, pair_mu, pair_restit
 @njit(cache=True, nogil=True)
 def tree_contacts_of(s, point, normal, depth, pair, prev_pair, prev_point, prev_force, dt, keep, f_local, forces):
     """``tree_contacts`` on the contacts, the warm start and the arrays of the ``TreeArrays`` s."""
-    return tree_contacts(point, normal, depth, pair, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
-                         s.pair_restitution, prev_pair, prev_point, prev_force, s.offset, s.body_R, s.body_p, s.V,
-                         s.V_free, s.wrench, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
-                         s.row_start, s.closure_mb, s.closure_start, s.joint_start, s.limit_start, s.closure_nrows,
-                         s.closure_kind, s.closure_bound, s.closure_side, s.closure_X, s.closure_u, s.closure_f,
-                         s.R_m, s.bi, s.df, s.ws, s.wd, s.Sw, s.Uw, s.y, s.F, s.A, s.Od, s.S6, s.path, s.mark,
-                         s.union, s.f_body, s.in_contact, s.erp, s.slop, s.radius, s.method, s.solver, s.tol,
-                         s.max_iter, s.stats, dt, keep, f_local, forces)
+    return tree_contacts(*borrowed((
+        point, normal, depth, pair, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
+        s.pair_restitution, prev_pair, prev_point, prev_force, s.offset, s.body_R, s.body_p, s.V, s.V_free,
+        s.wrench, s.parent, s.group_of, s.member_start, s.members, s.contact_start, s.row_start, s.closure_mb,
+        s.closure_start, s.joint_start, s.limit_start, s.closure_nrows, s.closure_kind, s.closure_bound,
+        s.closure_side, s.closure_X, s.closure_u, s.closure_f, s.R_m, s.bi, s.df, s.ws, s.wd, s.Sw, s.Uw, s.y, s.F,
+        s.A, s.Od, s.S6, s.path, s.mark, s.union, s.f_body, s.in_contact, s.erp, s.slop, s.radius, s.method,
+        s.solver, s.tol, s.max_iter, s.stats, dt, keep, f_local, forces)))

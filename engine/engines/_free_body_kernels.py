@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from engine.collision._kernels import detect_native
+from engine._borrowed import borrowed
 from engine.contact._rigid_kernels import rigid_contacts
 from engine.contact._stepping_kernels import free_body_wrenches
 from engine.dynamics.lie import _integrate_free
@@ -237,15 +238,15 @@ def free_step_of(s, dt, slot):
     """``free_step`` on the arrays of the ``StepArrays`` s, whose warm start (prev_pair, prev_point, prev_force)
     then views the contacts and forces it wrote to slot ``slot``, as the contact stage's does once the step is taken
     (``FreeBodies.step``)."""
-    out = free_step(s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact,
-                    s.in_contact, s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic,
-                    s.row, s.multibody, s.V_last, s.work, s.offset, s.body_R, s.body_p, s.V, s.V_free, s.wrench,
-                    s.body_inverse_factor, s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol,
-                    s.reuse_distance, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
-                    s.pair_restitution, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
-                    s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter, s.prev_pair,
-                    s.prev_point, s.prev_force, s.keep, dt, slot, s.out_point, s.out_normal, s.out_depth, s.out_pair,
-                    s.f_local, s.forces)
+    out = free_step(*borrowed((
+        s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact, s.in_contact,
+        s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic, s.row, s.multibody,
+        s.V_last, s.work, s.offset, s.body_R, s.body_p, s.V, s.V_free, s.wrench, s.body_inverse_factor,
+        s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol, s.reuse_distance, s.pair_object,
+        s.object_multibody, s.object_body, s.pair_mu, s.pair_restitution, s.parent, s.group_of, s.member_start,
+        s.members, s.contact_start, s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter,
+        s.prev_pair, s.prev_point, s.prev_force, s.keep, dt, slot, s.out_point, s.out_normal, s.out_depth,
+        s.out_pair, s.f_local, s.forces)))
     status, nc = out[0], out[2]
     if nc > 0 and (status == DONE or status == INTEGRATION_FAULT):
         s.prev_pair, s.prev_point, s.prev_force = s.out_pair[slot][:nc], s.out_point[slot][:nc], s.f_local[slot][:nc]
