@@ -8,25 +8,31 @@ A Newton method on the semismooth Alart–Curnier function φ(f) = 0 (Alart & Cu
 the "NSN-AC" solver of Siconos, compared by Acary, Brémond & Huber 2018) converges superlinearly once it knows
 which contacts separate, stick and slip, and the step's linear system only has the rows of the contacts that
 carry load (12 of those 65). Kernels and equations in ``_newton_kernels.py`` (φ's pieces in
-``_alart_curnier_kernels.py``, the fallback moves in ``_fallback_kernels.py``, the second attempt in
-``_proximal_kernels.py``).
+``_alart_curnier_kernels.py``, the fallback moves in ``_fallback_kernels.py``, the second attempts in
+``_interior_point_kernels.py`` and ``_proximal_kernels.py``).
 
     f, stats = nonsmooth_newton(W, v_free, mu, tol=1e-6, max_iter=100, f0=None, time_budget=None, factor=None)
 
 Each iteration is a damped Newton step (or, on a plateau of its merit function where the sticking contacts'
 system is inconsistent, the slipping ones' forces held, a move of the internal forces to the nearest cone
 boundary, ``plateau_step``; where the system with the slipping contacts is inconsistent, a move along its null
-space to the first constraint, ``null_step``), or, where
-the step fails or stalls, a Gauss–Seidel–Newton sweep (seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual of
-the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, or when
+space to the first constraint, ``null_step``), or, where the step fails or stalls, a Gauss–Seidel–Newton sweep
+(seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual
+of the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, or when
 ``time_budget`` runs out. Where 20 iterations in a row (``PATIENCE``) have not halved the best residual (jammed
-self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), the solve goes
-on from its best iterate by the proximal point method with the rest of ``max_iter`` (less if the time budget says
-so): a sequence of problems with W + η I, positive definite, each solved by the same Newton iterations
-(``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100 iterations
-in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a solution). Unless
-converged, the iterate of lowest residual is returned, with ``converged = False``. At least one iteration is taken
-unless the residual is zero, or, for a problem of more than 36 rows, the start is already the solution to rounding
+self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), two second
+attempts follow. First, where the problem has no bilateral block and no frictionless contact, a primal–dual
+interior-point method on the exact problem from a cold start (``_interior_point_kernels.interior_point_attempt``,
+at most 2 × 50 iterations of its own, counted in the stats but not in ``max_iter``): it follows the central path
+from inside the cones instead of searching for the active set, and solves the jammed supports Newton stalls on (83
+of the 83 steps of one recorded fall); all or nothing, its solution or no change. Then, unconverged, the proximal
+point method from the best iterate with the rest of ``max_iter`` (less if the time budget says so): a sequence of
+problems with W + η I, positive definite, each solved by the same Newton iterations
+(``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100
+iterations in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a
+solution). Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one
+iteration is taken unless the residual is zero, or, for a problem of more than 36 rows, the start is already the
+solution to rounding
 (``_newton_kernels.solved_at_start``: a natural residual within 1e-14 of the scale, or the tolerance if smaller): a
 warm start that only meets the tolerance is refined by one Newton step, which lands on the exact solution when the
 contacts keep their state (a box at rest then carries its weight to rounding, as after Gauss–Seidel's active-set
@@ -41,6 +47,7 @@ from time import perf_counter
 
 import numpy as np
 
+from engine.contact import _interior_point_kernels as IP
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
 from engine.contact._linalg_kernels import no_keep, no_memo
@@ -107,21 +114,37 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
                 stopped_by = "time_budget"
                 break
             chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
-    if not converged and stopped_by != "time_budget":     # the second attempt, with what is left of the budget
-        steps = max_iter - iterations
-        if time_budget is not None:
-            elapsed = perf_counter() - t0
-            steps = min(steps, int((time_budget - elapsed) * iterations / elapsed))
+    interior = 0                                          # the interior-point attempt's iterations
+    if not converged and stopped_by == "stalled" and IP.applies(block_kind, block_mu) and _steps_left(
+            max_iter, iterations, time_budget, t0) > 0:
+        interior, converged = IP.interior_point_attempt(W, v_free, block_start, block_kind, block_mu, block_rho, tol,
+                                                        zero, best)
+        if converged:
+            f[:] = best
+            GK.velocity(W, f, v_free, v)
+            stopped_by = "tolerance"
+    if not converged and stopped_by != "time_budget":     # the proximal attempt, with what is left of the budget
+        steps = _steps_left(max_iter, iterations, time_budget, t0)
         if steps > 0:
             k, converged = proximal_iterations(*problem, steps, tol, zero, *state, keep, B_col, B_val)
             iterations += k
             stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
+    iterations += interior
     if not converged:
         f[:] = best
         GK.velocity(W, f, v_free, v)
     residual, violation = GK.natural_residual(f, v, block_start, block_kind, block_mu, block_rho)
     return f, SolverStats(NAME, iterations, float(residual), float(max(violation, 0.0)), bool(converged), stopped_by,
                           perf_counter() - t0, float("nan"), int(out[2]))
+
+
+def _steps_left(max_iter, iterations, time_budget, t0):
+    """The iterations left of ``max_iter``, fewer if the time budget, at the rate so far, allows fewer."""
+    steps = max_iter - iterations
+    if time_budget is not None:
+        elapsed = perf_counter() - t0
+        steps = min(steps, int((time_budget - elapsed) * iterations / elapsed))
+    return steps
 
 
 def no_factor():

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.contact import _interior_point_kernels as IP
 from engine.contact import _newton_kernels as K
 from engine.contact._alart_curnier_kernels import HELD, STICK
 from engine.contact import contact_residual, gauss_seidel, solve
@@ -38,8 +39,9 @@ def natural_residual(W, u, f, mu):
 
 
 def block_residual(W, u, f, blocks):
-    """The natural residual with contact and limit blocks (cone.py), written out in numpy: per contact
-    ‖f − proj_K(f − ρ ũ)‖ with ρ = 1/W_nn, per limit row f − max(f − ρ v, 0) with ρ = 1/W_bb."""
+    """The natural residual with contact, joint limit and joint friction blocks (cone.py), written out in numpy:
+    per contact ‖f − proj_K(f − ρ ũ)‖ with ρ = 1/W_nn, per limit row f − max(f − ρ v, 0), per friction row of
+    bound β f − clip(f − ρ v, −β, β), with ρ = 1/W_bb."""
     v, start, kind, mu = W @ f + u, blocks.block_start, blocks.block_kind, blocks.block_mu
     r2 = 0.0
     for b in range(len(kind)):
@@ -47,6 +49,9 @@ def block_residual(W, u, f, blocks):
         rho = 1.0 / W[s, s]
         if kind[b] == 3:
             r2 += (f[s] - max(f[s] - rho * v[s], 0.0)) ** 2
+            continue
+        if kind[b] == 2:
+            r2 += (f[s] - np.clip(f[s] - rho * v[s], -mu[b], mu[b])) ** 2
             continue
         assert kind[b] == 0
         ut = np.r_[v[s] + mu[b] * np.linalg.norm(v[s + 1:s + 3]), v[s + 1:s + 3]]
@@ -237,10 +242,10 @@ def test_unsolvable_budget_returns_the_best_iterate_and_a_flag():
     assert stats.residual <= contact_residual(W, u, np.zeros_like(u), blocks)[0]
 
 
-def test_jammed_self_contacts_are_solved_from_their_warm_start_by_the_proximal_attempt():
+def test_jammed_self_contacts_are_solved_from_their_warm_start_by_the_second_attempts():
     # jammed self-contacts from their warm start: Gauss–Seidel does not get below 1e-4 of the force in 2000
-    # sweeps, and Newton stalls from it (20 iterations without halving its residual); the proximal problems
-    # (W + η I) that follow reach the tolerance, checked here by Coulomb's law in numpy
+    # sweeps, and Newton stalls from it (20 iterations without halving its residual); the attempts that follow
+    # (interior point, then proximal problems W + η I) reach the tolerance, checked here by Coulomb's law in numpy
     W, u, blocks, f0 = load("talos_jammed")
     f, stats = nonsmooth_newton(W, u, blocks, 1e-6, 100, f0)
     _, gs = gauss_seidel(W, u, blocks, tol=1e-6, max_iter=2000, f0=f0)
@@ -251,6 +256,50 @@ def test_jammed_self_contacts_are_solved_from_their_warm_start_by_the_proximal_a
     assert stats.cone_violation <= 1e-12 * np.abs(f).max()
     g, cold = nonsmooth_newton(W, u, blocks, 1e-6, 100, None)
     assert cold.converged and natural_residual(W, u, g, blocks.block_mu) <= 1e-6 * np.linalg.norm(g)
+
+
+@pytest.mark.parametrize("name, first_run", [("talos_stalled", True), ("talos_stalled_second_run", False)])
+def test_jammed_supports_with_joint_rows_are_solved_by_the_interior_point_attempt(name, first_run):
+    """Talos lying with its joints' limits and friction as rows (part d's headline scene), two steps the default
+    solver left unconverged before session 19: from the warm start Newton stalls (jammed self-contacts whose
+    sticking velocities W_AA cannot cancel), and so did the proximal attempt. The interior-point attempt, from a
+    cold start, solves the first in its first run (θ = 0.1) and the second only in its second (θ = 0.01); within
+    the default budget the solve reaches the tolerance by the residual written out here, every force in its set."""
+    W, u, blocks, f0 = load(name)
+    assert set(blocks.block_kind) == {0, 2, 3} and len(u) == 176
+    rho = _prepare(W, blocks.block_start, blocks.block_kind, blocks.inv_start)[2]
+    zero = block_residual(W, u, np.zeros_like(u), blocks)
+    solution = np.zeros_like(u)
+    runs = [IP.interior_point(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu, rho, 1e-6, zero, theta,
+                              np.inf, IP.MAX_ITER, solution)[1] for theta in IP.THETAS]
+    assert runs == [first_run, True]
+    f, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
+    scale = max(np.linalg.norm(f), zero)
+    assert stats.converged and stats.iterations <= DEFAULT.max_iterations
+    assert block_residual(W, u, f, blocks) <= 1e-6 * scale
+    assert stats.residual == pytest.approx(block_residual(W, u, f, blocks), rel=1e-6, abs=1e-12 * scale)
+    assert stats.cone_violation <= 1e-12 * np.abs(f).max()
+    friction = blocks.block_start[:-1][blocks.block_kind == 2]
+    assert np.all(np.abs(f[friction]) <= blocks.block_mu[blocks.block_kind == 2])
+
+
+@pytest.mark.parametrize("name", PROBLEMS + LIMITS)
+def test_the_interior_point_attempt_alone_solves_the_recorded_problems(name):
+    """From its cold start, on every recorded problem it takes (contacts with μ > 0 and limit rows): converged by the
+    residual written out here, with the velocities of Newton's solution (the forces may differ by internal forces
+    of W's null space, which move nothing)."""
+    W, u, blocks, _ = load(name)
+    assert IP.applies(blocks.block_kind, blocks.block_mu)
+    rho = _prepare(W, blocks.block_start, blocks.block_kind, blocks.inv_start)[2]
+    zero = block_residual(W, u, np.zeros_like(u), blocks)
+    g, _ = solve("nonsmooth-newton", W, u, blocks, DEFAULT)
+    f = g.copy()                                  # in: its norm bounds the iterates taken; out: the solution
+    iterations, converged = IP.interior_point_attempt(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu,
+                                                      rho, 1e-6, zero, f)
+    scale = max(np.linalg.norm(f), zero)
+    assert converged and iterations <= 2 * IP.MAX_ITER
+    assert block_residual(W, u, f, blocks) <= 1e-6 * scale
+    assert np.linalg.norm(W @ f - W @ g) <= 1e-4 * np.linalg.norm(u)
 
 
 def test_a_problem_without_a_solution_stalls_with_its_best_iterate():

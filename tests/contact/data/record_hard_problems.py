@@ -29,6 +29,15 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  contacts, W 24 × 24 of rank 12. Recorded with commit bde90fb, whose solver took 2 iterations there:
                  a corner of the right foot starts on its cone's boundary and its sticking step leaves the cone
                  (``_newton_kernels._slip_leaving``).
+* talos_stalled, talos_stalled_second_run: ``bench/contact.py`` part d's headline scene (Talos dropped with no
+                 controller, its joints' limits and dry friction as rows: 50 contacts, 6 limit and 20 friction rows,
+                 W 176 × 176 of rank 38), lying, at its step 1681 from +3 nm (recorded with 046560c) and 1591 from
+                 −1 nm (recorded with session 19's first interior-point attempt, one run): steps the default solver
+                 left unconverged. Newton stalls on both from the warm start (jammed self-contacts whose sticking
+                 velocities W_AA cannot cancel), and so did the proximal attempt; the interior-point attempt solves
+                 the first in its first run and the second in its second (``_interior_point_kernels``). The fall is
+                 chaotic: later code reaches other states at those steps (session 19's final code: 174 and 175
+                 rows).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * cube_sliding:  tests/engines/test_free_bodies.py's ten cubes (test_cubes_in_contact_move_alike) on the readable
@@ -217,6 +226,19 @@ def sole_problem():
     return dt * J @ Minv @ J.T, J @ (dt * Minv @ F), ConstraintBlocks.contacts(np.full(4, 0.8)), np.zeros(12)
 
 
+def stalled_problems():
+    """Part d's headline scene from two start heights, the problem of one lying step each (its export)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from contact import OurFalling
+    for name, start_nm, step in (("talos_stalled", 3.0, 1681), ("talos_stalled_second_run", -1.0, 1591)):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = OurFalling(tmp, "nonsmooth-newton", "constraint", start_nm, "constraint")
+            run.sim.step(step)
+            run.sim.contact_stage.export_problems(Path(tmp) / "problems")
+            run.sim.step()
+            yield name, load_problem(next((Path(tmp) / "problems").glob("step*_group0.npz")))
+
+
 def main(names):
     """Record the problems ``names`` (all if empty)."""
     recorder = Recorder()
@@ -229,6 +251,7 @@ def main(names):
     problems["talos_standing"] = standing_problem()
     problems.update(walk_problems())
     problems.update(limits_problems())
+    problems.update(stalled_problems())
     for name, problem in problems.items():
         if names and name not in names:
             continue
