@@ -110,11 +110,9 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
         us[i] = d[i] * u[i]
         for j in range(n):
             Ws[i, j] = d[i] * W[i, j] * d[j]
-    cs = _rows_of(block_start, block_kind, CONTACT)
-    ls = _rows_of(block_start, block_kind, LIMIT)
-    fs = _rows_of(block_start, block_kind, FRICTION)
-    mu = _of_rows(block_start, block_kind, block_mu, CONTACT)
-    bound = _of_rows(block_start, block_kind, block_mu, FRICTION)
+    cs, mu = _blocks_of(block_start, block_kind, block_mu, CONTACT)
+    ls, _ = _blocks_of(block_start, block_kind, block_mu, LIMIT)
+    fs, bound = _blocks_of(block_start, block_kind, block_mu, FRICTION)
     for j in range(fs.shape[0]):
         bound[j] /= d[fs[j]]
     m, nl, nf = cs.shape[0], ls.shape[0], fs.shape[0]
@@ -220,30 +218,10 @@ def _block_scale(W, block_start, block_kind):
 
 
 @kernel
-def _rows_of(block_start, block_kind, kind):
-    """The first rows of the blocks of ``kind``."""
-    count = 0
-    for b in range(block_kind.shape[0]):
-        count += block_kind[b] == kind
-    rows = np.empty(count, np.int64)
-    count = 0
-    for b in range(block_kind.shape[0]):
-        if block_kind[b] == kind:
-            rows[count] = block_start[b]
-            count += 1
-    return rows
-
-
-@kernel
-def _of_rows(block_start, block_kind, block_mu, kind):
-    """block_mu of the blocks of ``kind`` (μ of the contacts, the bound of the friction rows)."""
-    out = np.empty(_rows_of(block_start, block_kind, kind).shape[0])
-    count = 0
-    for b in range(block_kind.shape[0]):
-        if block_kind[b] == kind:
-            out[count] = block_mu[b]
-            count += 1
-    return out
+def _blocks_of(block_start, block_kind, block_mu, kind):
+    """(first rows, block_mu) of the blocks of ``kind`` (a contact's μ, a friction row's bound)."""
+    blocks = np.nonzero(block_kind == kind)[0]
+    return block_start[blocks], block_mu[blocks]
 
 
 @kernel
