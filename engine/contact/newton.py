@@ -24,7 +24,7 @@ self-contacts with high friction from some warm starts, Talos lying where W_AA i
 attempts follow. First, where the problem has no bilateral block and no frictionless contact, a primal–dual
 interior-point method on the exact problem from a cold start (``_interior_point_kernels.interior_point_attempt``,
 at most 2 × 50 iterations of its own, counted in the stats but not in ``max_iter``): it follows the central path
-from inside the cones instead of searching for the active set, and solves the jammed supports Newton stalls on (83
+from inside the cones instead of searching for the active set, and solves the jammed supports Newton stalls on (82
 of the 83 steps of one recorded fall); all or nothing, its solution or no change. Then, unconverged, the proximal
 point method from the best iterate with the rest of ``max_iter`` (less if the time budget says so): a sequence of
 problems with W + η I, positive definite, each solved by the same Newton iterations
