@@ -103,7 +103,7 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
     solution (a body pushed out of two opposite contacts) has its central path go to infinity along internal
     forces, where ρ v falls below the rounding of f and the natural residual reads 0. Returns (iterations,
     converged)."""
-    n, nb = u.shape[0], block_kind.shape[0]
+    n = u.shape[0]
     d = _block_scale(W, block_start, block_kind)
     Ws, us = np.empty((n, n)), np.empty(n)
     for i in range(n):
