@@ -299,7 +299,7 @@ def test_the_interior_point_attempt_alone_solves_the_recorded_problems(name):
     scale = max(np.linalg.norm(f), zero)
     assert converged and iterations <= 2 * IP.MAX_ITER
     assert block_residual(W, u, f, blocks) <= 1e-6 * scale
-    assert np.linalg.norm(W @ f - W @ g) <= 1e-4 * np.linalg.norm(u)
+    assert np.linalg.norm(W @ f - W @ g) <= 1e-5 * np.linalg.norm(u)      # measured: at most 3.8e-6 (stack10)
 
 
 def test_a_problem_without_a_solution_stalls_with_its_best_iterate():
