@@ -29,7 +29,8 @@ corrector adds the predictor's second-order term. The step eliminates the duals,
 
     (W + D) Δf = b,   D = blockdiag(G⁻¹ W_NT⁻² diag(μ, 1, 1) per contact, z/f per limit, y/p + w/q per friction row)
 
-solved by LU (D is not symmetric). Its length is 0.99 of the way to the cones' boundary, shortened by 0.7 until
+solved by LU (D is not symmetric; ``_linalg_kernels.lu_factor`` once an iteration, for the predictor, the
+corrector and the centred steps). Its length is 0.99 of the way to the cones' boundary, shortened by 0.7 until
 every pair stays in the neighbourhood √(det x det z) ≥ γ gap/rank; a step shorter than STEP_MIN is taken again
 with more centring (σ ≥ 0.3, then σ = 1, no corrector). The problem is solved in the scale of each block
 (rows × d_b, d_b = 1/√(mean W_bb's diagonal): W → D W D, so that self-contacts between light links, W_bb ≈ 1e-3,
@@ -50,6 +51,7 @@ import numpy as np
 from numba import njit
 
 from engine.contact._kernels import BILATERAL, CONTACT, FRICTION, LIMIT, natural_residual, project_forces, velocity
+from engine.contact._linalg_kernels import lu_factor, lu_solve
 
 THETAS = (0.1, 0.01)        # σ's floor θ (gap₀/gap)(‖R‖/‖R₀‖) of the first run and of the second, if any
 NEIGHBOURHOOD = 1e-3        # γ: each pair's √(det x det z) (a row's product) ≥ γ gap / rank
@@ -59,7 +61,8 @@ STALL, JAM = 25, 3          # give up: STALL iterations without halving the best
 GROWTH = 10.0               # no iterate taken beyond this × max(‖f‖ at the start, the zero force's residual)
 MAX_ITER = 50               # a run's iterations at most (beyond the caller's max_iter)
 
-#: numpy's error model: a division by zero gives inf or NaN, which ``_solve`` and the cone tests reject
+#: numpy's error model: a division by zero gives inf or NaN, which ``lu_factor``, ``lu_solve`` and the cone tests
+#: reject
 kernel = njit(cache=True, nogil=True, error_model="numpy")
 
 
@@ -122,7 +125,7 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
     R, Rl, Rf = np.empty((m, 3)), np.empty(nl), np.empty(nf)
     Gi, H, Wm, Wi, lam = (np.empty((m, 3, 3)), np.empty((m, 3, 3)), np.empty((m, 3, 3)), np.empty((m, 3, 3)),
                           np.empty((m, 3)))
-    M, rhs = np.empty((n, n)), np.empty(n)
+    M, lu, pivots, rhs = np.empty((n, n)), np.empty((n, n)), np.empty(n, np.int32), np.empty(n)
     Rc, Rcl, Rcp, Rcq = np.empty((m, 3)), np.empty(nl), np.empty(nf), np.empty(nf)
     dz, dzl, dy, dw = np.empty((m, 3)), np.empty(nl), np.empty(nf), np.empty(nf)
     c, cl, cp, cq = np.zeros((m, 3)), np.zeros(nl), np.zeros(nf), np.zeros(nf)      # Mehrotra's corrections
@@ -150,6 +153,8 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
         if it == 0:
             gap0, R0 = gap, max(norm_R, 1e-300)
         _linearize(Ws, f, v, x, z, zl, y, w, p, q, mu, cs, ls, fs, Gi, H, Wm, Wi, lam, M)
+        if not lu_factor(M, lu, pivots):                    # M singular or not finite: no step to take
+            return it, False
         sigma, step = 0.0, 0.0
         for attempt in range(4):                            # predictor, corrector, two more centred steps
             corrector = attempt == 1
@@ -158,8 +163,8 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
             kappa = sigma * gap / pairs
             _direction(M, f, zl, y, w, p, q, R, Rl, Rf, Gi, H, Wi, lam, cs, ls, fs, kappa, corrector, c, cl, cp, cq,
                        rhs, Rc, Rcl, Rcp, Rcq, dz, dzl, dy, dw)
-            df = _solve(M, rhs)
-            if df.shape[0] == 0:                           # M singular or not finite: no step to take
+            df = lu_solve(lu, pivots, rhs)                  # M's one factorisation for the four right sides
+            if df.shape[0] == 0:                           # not finite
                 return it, False
             _duals(df, f, zl, y, w, p, q, H, Wi, cs, ls, fs, Rc, Rcl, Rcp, Rcq, dz, dzl, dy, dw)
             longest = _longest(df, x, z, f, zl, y, w, p, q, mu, cs, ls, fs, dz, dzl, dy, dw)
@@ -187,19 +192,6 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
             y[k] += step * dy[k]
             w[k] += step * dw[k]
     return max_iter, False
-
-
-@kernel
-def _solve(M, b):
-    """M⁻¹ b by LAPACK's LU (gesv), or an empty array where M is singular or b, M or the solution not finite."""
-    try:
-        x = np.linalg.solve(M, b)
-    except Exception:                                   # numba: LinAlgError, singular or not finite
-        return np.empty(0)
-    for i in range(x.shape[0]):
-        if not math.isfinite(x[i]):
-            return np.empty(0)
-    return x
 
 
 @kernel

@@ -7,9 +7,11 @@ system by QR with column pivoting. Arrays in, arrays out.
 from __future__ import annotations
 
 import math
+import warnings
 
 import llvmlite.binding as ll
 import numpy as np
+import scipy.linalg
 from numba import config, njit, types
 from numba.extending import get_cython_function_address
 
@@ -44,8 +46,63 @@ def _gram_upper(B, out):
     out[upper] = (B @ B.T)[upper]
 
 
+# LAPACK's dgetrf and dgetrs (scipy's): numba's np.linalg.solve calls dgesv, which is dgetrf then dgetrs; apart,
+# one factorisation serves several right sides
+ll.add_symbol("articula_dgetrf", get_cython_function_address("scipy.linalg.cython_lapack", "dgetrf"))
+ll.add_symbol("articula_dgetrs", get_cython_function_address("scipy.linalg.cython_lapack", "dgetrs"))
+_dgetrf = types.ExternalFunction("articula_dgetrf", types.void(*(types.voidptr,) * 6))
+_dgetrs = types.ExternalFunction("articula_dgetrs", types.void(*(types.voidptr,) * 9))
+
+
+@njit(cache=True, nogil=True)
+def lu_factor(A, lu, pivots):
+    """lu (n × n, C-contiguous) and pivots (n, int32) ← the LU factors of A with partial pivoting (dgetrf), stored
+    as LAPACK leaves them in column-major order: the factors of ``np.linalg.solve(A, ·)``, whose solutions
+    ``lu_solve`` gives to the last bit. False where A is not finite or singular (nothing to solve with)."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            if not math.isfinite(A[i, j]):
+                return False
+            lu[j, i] = A[i, j]                       # row-major Aᵀ: column-major A
+    sizes = np.array([n, n, n, 0], np.int32)         # m, n, lda, info
+    _dgetrf(sizes[0:].ctypes, sizes[1:].ctypes, lu.ctypes, sizes[2:].ctypes, pivots.ctypes, sizes[3:].ctypes)
+    return sizes[3] == 0
+
+
+@njit(cache=True, nogil=True)
+def lu_solve(lu, pivots, b):
+    """A⁻¹ b from ``lu_factor(A, lu, pivots)`` (dgetrs), or an empty array where b or the solution is not finite."""
+    x = b.copy()
+    trans = np.array([ord("N")], np.uint8)
+    sizes = np.array([b.shape[0], 1, b.shape[0], b.shape[0], 0], np.int32)    # n, nrhs, lda, ldb, info
+    _dgetrs(trans.ctypes, sizes[0:].ctypes, sizes[1:].ctypes, lu.ctypes, sizes[2:].ctypes, pivots.ctypes, x.ctypes,
+            sizes[3:].ctypes, sizes[4:].ctypes)
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return np.empty(0)
+    return x
+
+
+def _lu_factor(A, lu, pivots):
+    """``lu_factor`` by scipy, for NUMBA_DISABLE_JIT."""
+    if not np.all(np.isfinite(A)):
+        return False
+    with warnings.catch_warnings():                  # a singular A: False, as compiled
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        factors, perm = scipy.linalg.lu_factor(A, check_finite=False)
+    lu[:], pivots[:] = factors.T, perm + 1
+    return bool(np.all(np.diag(factors) != 0.0))
+
+
+def _lu_solve(lu, pivots, b):
+    """``lu_solve`` by scipy, for NUMBA_DISABLE_JIT."""
+    x = scipy.linalg.lu_solve((lu.T, pivots - 1), b, check_finite=False)
+    return x if np.all(np.isfinite(x)) else np.empty(0)
+
+
 if config.DISABLE_JIT:
-    gram_upper = _gram_upper  # noqa: F811
+    gram_upper, lu_factor, lu_solve = _gram_upper, _lu_factor, _lu_solve  # noqa: F811
 
 
 def no_keep():

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import njit
 
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
 from engine.contact._linalg_kernels import (REUSE_ROWS, kept_solve, least_norm_solve, memo_definite, memo_solve,
                                            no_keep, no_memo)
-from engine.contact._linalg_kernels import least_norm_rows
+from engine.contact._linalg_kernels import least_norm_rows, lu_factor, lu_solve
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
 
@@ -169,6 +170,32 @@ def test_least_norm_rows_is_the_pseudo_inverse_of_a_consistent_system(rank):
     tol = max(1e-6, 10 * sigma[0] / sigma[rank - 1] * np.finfo(float).eps)
     np.testing.assert_allclose(x, np.linalg.pinv(J, rcond=1e-13) @ b, rtol=tol, atol=tol * np.abs(x).max())
     np.testing.assert_allclose(J @ x, b, atol=1e-10 * np.abs(b).max())
+
+
+@njit(cache=False)
+def numba_solve(A, b):
+    return np.linalg.solve(A, b)
+
+
+@pytest.mark.parametrize("n", [1, 7, 60, 176])
+def test_one_lu_factor_solves_several_right_sides_as_numpy_solve_to_the_last_bit(n):
+    # the interior-point attempt factors its (W + D) once an iteration for up to four right sides (dgetrf, then
+    # dgetrs per side), where it called np.linalg.solve for each: numba's is scipy's dgesv, the same two calls, so
+    # each solution is the one it had, bit for bit (numpy's own solve links another LAPACK: to rounding only); a
+    # singular or non-finite matrix and a non-finite right side are refused, as numba's LinAlgError was caught
+    A = RNG.normal(size=(n, n)) + np.diag(RNG.uniform(0, 3, n))
+    lu, pivots = np.empty((n, n)), np.empty(n, np.int32)
+    assert lu_factor(A, lu, pivots)
+    for b in RNG.normal(size=(4, n)):
+        x = lu_solve(lu, pivots, b)
+        assert np.array_equal(x, numba_solve(A, b))
+        np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-9 * np.abs(x).max())
+    singular, infinite = A.copy(), A.copy()
+    singular[:, -1] = singular[:, 0]
+    infinite[n // 2, 0] = np.inf
+    assert not lu_factor(np.zeros((n, n)), lu, pivots) and not lu_factor(infinite, lu, pivots)
+    assert n == 1 or not lu_factor(singular, lu, pivots) or np.abs(np.diag(lu)).min() < 1e-12 * np.abs(lu).max()
+    assert lu_factor(A, lu, pivots) and lu_solve(lu, pivots, np.full(n, np.nan)).shape == (0,)
 
 
 def sole(mu, name):
