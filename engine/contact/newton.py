@@ -23,7 +23,7 @@ of the zero force (the scale of the problem: tol is *relative*), after ``max_ite
 self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), two second
 attempts follow. First, where the problem has no bilateral block and no frictionless contact, a primal–dual
 interior-point method on the exact problem from a cold start (``_interior_point_kernels.interior_point_attempt``,
-at most 2 × 50 iterations of its own, counted in the stats but not in ``max_iter``): it follows the central path
+at most 3 × 50 iterations of its own, counted in the stats but not in ``max_iter``): it follows the central path
 from inside the cones instead of searching for the active set, and solves the jammed supports Newton stalls on (82
 of the 83 steps of one recorded fall); all or nothing, its solution or no change. Then, unconverged, the proximal
 point method from the best iterate with the rest of ``max_iter`` (less if the time budget says so): a sequence of

@@ -258,21 +258,23 @@ def test_jammed_self_contacts_are_solved_from_their_warm_start_by_the_second_att
     assert cold.converged and natural_residual(W, u, g, blocks.block_mu) <= 1e-6 * np.linalg.norm(g)
 
 
-@pytest.mark.parametrize("name, first_run", [("talos_stalled", True), ("talos_stalled_second_run", False)])
-def test_jammed_supports_with_joint_rows_are_solved_by_the_interior_point_attempt(name, first_run):
-    """Talos lying with its joints' limits and friction as rows (part d's headline scene), two steps the default
-    solver left unconverged before session 19: from the warm start Newton stalls (jammed self-contacts whose
-    sticking velocities W_AA cannot cancel), and so did the proximal attempt. The interior-point attempt, from a
-    cold start, solves the first in its first run (θ = 0.1) and the second only in its second (θ = 0.01); within
-    the default budget the solve reaches the tolerance by the residual written out here, every force in its set."""
+@pytest.mark.parametrize("name, rows, run", [("talos_stalled", 176, 0), ("talos_stalled_second_run", 176, 1),
+                                             ("talos_stalled_third_run", 111, 2)])
+def test_jammed_supports_with_joint_rows_are_solved_by_the_interior_point_attempt(name, rows, run):
+    """Talos falling and lying with its joints' limits and friction as rows (part d's headline scene), three steps
+    the default solver left unconverged before sessions 19 and 20: from the warm start Newton stalls (jammed
+    self-contacts whose sticking velocities W_AA cannot cancel), and so did the proximal attempt. The interior-point
+    attempt, from a cold start, solves the first in its first run (θ = 0.1), the second only in its second (θ =
+    0.01) and the third only in its third (θ = 0.03); within the default budget the solve reaches the tolerance by
+    the residual written out here, every force in its set."""
     W, u, blocks, f0 = load(name)
-    assert set(blocks.block_kind) == {0, 2, 3} and len(u) == 176
+    assert set(blocks.block_kind) == {0, 2, 3} and len(u) == rows
     rho = _prepare(W, blocks.block_start, blocks.block_kind, blocks.inv_start)[2]
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     solution = np.zeros_like(u)
     runs = [IP.interior_point(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu, rho, 1e-6, zero, theta,
-                              np.inf, IP.MAX_ITER, solution)[1] for theta in IP.THETAS]
-    assert runs == [first_run, True]
+                              np.inf, IP.MAX_ITER, solution)[1] for theta in IP.THETAS[:run + 1]]
+    assert runs == [False] * run + [True]
     f, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
     scale = max(np.linalg.norm(f), zero)
     assert stats.converged and stats.iterations <= DEFAULT.max_iterations
@@ -297,7 +299,7 @@ def test_the_interior_point_attempt_alone_solves_the_recorded_problems(name):
     iterations, converged = IP.interior_point_attempt(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu,
                                                       rho, 1e-6, zero, f)
     scale = max(np.linalg.norm(f), zero)
-    assert converged and iterations <= 2 * IP.MAX_ITER
+    assert converged and iterations <= len(IP.THETAS) * IP.MAX_ITER
     assert block_residual(W, u, f, blocks) <= 1e-6 * scale
     assert np.linalg.norm(W @ f - W @ g) <= 1e-5 * np.linalg.norm(u)      # measured: at most 3.8e-6 (stack10)
 

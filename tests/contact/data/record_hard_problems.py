@@ -29,15 +29,17 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  contacts, W 24 × 24 of rank 12. Recorded with commit bde90fb, whose solver took 2 iterations there:
                  a corner of the right foot starts on its cone's boundary and its sticking step leaves the cone
                  (``_newton_kernels._slip_leaving``).
-* talos_stalled, talos_stalled_second_run: ``bench/contact.py`` part d's headline scene (Talos dropped with no
-                 controller, its joints' limits and dry friction as rows: 50 contacts, 6 limit and 20 friction rows,
-                 W 176 × 176 of rank 38), lying, at its step 1681 from +3 nm (recorded with 046560c) and 1591 from
-                 −1 nm (recorded with session 19's first interior-point attempt, one run): steps the default solver
-                 left unconverged. Newton stalls on both from the warm start (jammed self-contacts whose sticking
-                 velocities W_AA cannot cancel), and so did the proximal attempt; the interior-point attempt solves
-                 the first in its first run and the second in its second (``_interior_point_kernels``). The fall is
-                 chaotic: later code reaches other states at those steps (session 19's final code: 174 and 175
-                 rows).
+* talos_stalled, talos_stalled_second_run, talos_stalled_third_run: ``bench/contact.py`` part d's headline scene
+                 (Talos dropped with no controller, its joints' limits and dry friction as rows: 50 contacts, 6 limit
+                 and 20 friction rows, W 176 × 176 of rank 38), lying, at its step 1681 from +3 nm (recorded with
+                 046560c) and 1591 from −1 nm (recorded with session 19's first interior-point attempt, one run),
+                 and landing, at its step 947 from 0 nm (28 contacts, 7 limit and 20 friction rows, W 111 × 111;
+                 recorded with session 20's two runs): steps the default solver left unconverged. Newton stalls on
+                 them from the warm start (jammed self-contacts whose sticking velocities W_AA cannot cancel), and so
+                 did the proximal attempt; the interior-point attempt solves the first in its first run, the second
+                 in its second and the third in its third (``_interior_point_kernels``). The fall is chaotic: later
+                 code reaches other states at those steps (session 19's final code: 174 and 175 rows at the first
+                 two).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * cube_sliding:  tests/engines/test_free_bodies.py's ten cubes (test_cubes_in_contact_move_alike) on the readable
@@ -227,10 +229,11 @@ def sole_problem():
 
 
 def stalled_problems():
-    """Part d's headline scene from two start heights, the problem of one lying step each (its export)."""
+    """Part d's headline scene from three start heights, the problem of one step each (its export)."""
     sys.path.insert(0, str(ROOT / "bench"))
     from contact import OurFalling
-    for name, start_nm, step in (("talos_stalled", 3.0, 1681), ("talos_stalled_second_run", -1.0, 1591)):
+    for name, start_nm, step in (("talos_stalled", 3.0, 1681), ("talos_stalled_second_run", -1.0, 1591),
+                                 ("talos_stalled_third_run", 0.0, 947)):
         with tempfile.TemporaryDirectory() as tmp:
             run = OurFalling(tmp, "nonsmooth-newton", "constraint", start_nm, "constraint")
             run.sim.step(step)
