@@ -57,7 +57,7 @@ _dgetrs = types.ExternalFunction("articula_dgetrs", types.void(*(types.voidptr,)
 @njit(cache=True, nogil=True)
 def lu_factor(A, lu, pivots):
     """lu (n × n, C-contiguous) and pivots (n, int32) ← the LU factors of A with partial pivoting (dgetrf), stored
-    as LAPACK leaves them in column-major order: the factors of ``np.linalg.solve(A, ·)``, whose solutions
+    as LAPACK leaves them in column-major order: the factors of numba's ``np.linalg.solve(A, ·)``, whose solutions
     ``lu_solve`` gives to the last bit. False where A is not finite or singular (nothing to solve with)."""
     n = A.shape[0]
     for i in range(n):

@@ -16,7 +16,7 @@ from numba import njit
 from engine.contact import (ConstraintBlocks, add_compliance, gauss_seidel, solve, solver_name)
 from engine.contact._linalg_kernels import (REUSE_ROWS, kept_solve, least_norm_solve, memo_definite, memo_solve,
                                            no_keep, no_memo)
-from engine.contact._linalg_kernels import least_norm_rows, lu_factor, lu_solve
+from engine.contact._linalg_kernels import _lu_factor, _lu_solve, least_norm_rows, lu_factor, lu_solve
 from engine.contact.cone import project_coulomb
 from engine.model.universe import SolverSettings
 
@@ -182,20 +182,25 @@ def test_one_lu_factor_solves_several_right_sides_as_numpy_solve_to_the_last_bit
     # the interior-point attempt factors its (W + D) once an iteration for up to four right sides (dgetrf, then
     # dgetrs per side), where it called np.linalg.solve for each: numba's is scipy's dgesv, the same two calls, so
     # each solution is the one it had, bit for bit (numpy's own solve links another LAPACK: to rounding only); a
-    # singular or non-finite matrix and a non-finite right side are refused, as numba's LinAlgError was caught
+    # singular or non-finite matrix and a non-finite right side are refused, as numba's LinAlgError was caught;
+    # under NUMBA_DISABLE_JIT, scipy's lu_factor and lu_solve take their place (the same factors and solutions)
     A = RNG.normal(size=(n, n)) + np.diag(RNG.uniform(0, 3, n))
-    lu, pivots = np.empty((n, n)), np.empty(n, np.int32)
-    assert lu_factor(A, lu, pivots)
+    lu, pivots, lu_py, pivots_py = np.empty((n, n)), np.empty(n, np.int32), np.empty((n, n)), np.empty(n, np.int32)
+    assert lu_factor(A, lu, pivots) and _lu_factor(A, lu_py, pivots_py)
+    np.testing.assert_allclose(lu_py, lu, rtol=1e-12, atol=1e-12 * np.abs(lu).max())
+    assert np.array_equal(pivots_py, pivots)
     for b in RNG.normal(size=(4, n)):
         x = lu_solve(lu, pivots, b)
         assert np.array_equal(x, numba_solve(A, b))
         np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-9 * np.abs(x).max())
+        np.testing.assert_allclose(_lu_solve(lu_py, pivots_py, b), x, rtol=1e-9, atol=1e-9 * np.abs(x).max())
     singular, infinite = A.copy(), A.copy()
     singular[:, -1] = singular[:, 0]
     infinite[n // 2, 0] = np.inf
     assert not lu_factor(np.zeros((n, n)), lu, pivots) and not lu_factor(infinite, lu, pivots)
     assert n == 1 or not lu_factor(singular, lu, pivots) or np.abs(np.diag(lu)).min() < 1e-12 * np.abs(lu).max()
     assert lu_factor(A, lu, pivots) and lu_solve(lu, pivots, np.full(n, np.nan)).shape == (0,)
+    assert not _lu_factor(np.zeros((n, n)), lu_py, pivots_py) and not _lu_factor(infinite, lu_py, pivots_py)
 
 
 def sole(mu, name):
