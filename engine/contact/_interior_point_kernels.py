@@ -165,8 +165,8 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
             if attempt >= 2:
                 sigma = max(sigma, 0.3 if attempt == 2 else 1.0)
             kappa = sigma * gap / pairs
-            _direction(M, f, zl, y, w, p, q, R, Rl, Rf, Gi, H, Wi, lam, cs, ls, fs, kappa, corrector, c, cl, cp, cq,
-                       rhs, Rc, Rcl, Rcp, Rcq, dz, dzl, dy, dw)
+            _direction(f, zl, y, w, p, q, R, Rl, Rf, Gi, Wi, lam, cs, ls, fs, kappa, corrector, c, cl, cp, cq, rhs, Rc,
+                       Rcl, Rcp, Rcq)
             df = lu_solve(lu, pivots, rhs)                  # M's one factorisation for the four right sides
             if df.shape[0] == 0:                           # not finite
                 return it, False
@@ -314,8 +314,8 @@ def _nesterov_todd(x, z, Wm, Wi, lam):
 
 
 @kernel
-def _direction(M, f, zl, y, w, p, q, R, Rl, Rf, Gi, H, Wi, lam, cs, ls, fs, kappa, corrector, c, cl, cp, cq, rhs, Rc,
-               Rcl, Rcp, Rcq, dz, dzl, dy, dw):
+def _direction(f, zl, y, w, p, q, R, Rl, Rf, Gi, Wi, lam, cs, ls, fs, kappa, corrector, c, cl, cp, cq, rhs, Rc, Rcl,
+               Rcp, Rcq):
     """The right side b of (W + D) Δf = b for the target κ (and Mehrotra's correction c, cl, cp, cq): per contact
     Rc = −Arw(λ)⁻¹ (κ e − λ ∘ λ − c), b = G⁻¹ (R − Wi Rc); per limit Rc = f z − κ + c, b = R − Rc/f; per friction
     row Rc_p = p y − κ + c_p, Rc_q = q w − κ + c_q, b = −R − Rc_p/p + Rc_q/q."""
