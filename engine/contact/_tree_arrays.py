@@ -17,7 +17,7 @@ class TreeArraysType(types.StructRef):
 
 
 class TreeArrays(structref.StructRefProxy):
-    """The fields ``FIELDS``: ``tree_contacts``' arguments from ``pair_object`` to ``stats`` but the warm start's."""
+    """The fields ``FIELDS``: the arrays and settings ``tree_contacts`` reads from its structure, by name."""
 
 
 FIELDS = ("pair_object", "object_multibody", "object_body", "pair_mu", "pair_restitution", "offset", "body_R",

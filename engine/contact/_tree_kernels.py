@@ -24,13 +24,9 @@ from engine.contact.groups import contact_groups, group_layout
 
 
 @njit(cache=True, nogil=True)
-def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
-                  prev_pair, prev_point, prev_force, offset, body_R, body_p, V, V_free, wrench, parent, group_of,
-                  member_start, members, contact_start, row_start, closure_mb, closure_start, joint_start,
-                  limit_start, closure_nrows, closure_kind, closure_bound, closure_side, closure_X, closure_u,
-                  closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, f_body, in_contact, erp,
-                  slop, radius, method, solver, tol, max_iter, stats, dt, keep, f_local, forces):
-    """The detected contacts (point … depth, ``pair`` into the tables pair_object … pair_restitution) on the
+def tree_contacts(s, point, normal, depth, pair, prev_pair, prev_point, prev_force, dt, keep, f_local, forces):
+    """On the arrays of the ``TreeArrays`` s (read here, borrowed, as ``_free_body_kernels.free_step`` reads its
+    own): the detected contacts (point … depth, ``pair`` into the tables pair_object … pair_restitution) on the
     bodies of ``offset`` … V_free, multibody 0 the articulated one (its base placement R_m, its ABA workspace
     ``bi`` … ``wd`` and Delassus workspace ``Sw`` … ``union``: ``stepping.ContactStage._group_delassus``), the
     rows of ``closures.Closures`` (``closure_mb`` its ``active_mb``), the previous step's (prev_pair, prev_point,
@@ -42,6 +38,17 @@ def tree_contacts(point, normal, depth, pair, pair_object, object_multibody, obj
     Returns (groups, rows, Delassus method code, self-contacts, unconverged groups). rows > 0: the largest group
     has this many rows and ``keep`` has no room for its factor (``stepping.ContactStage._solve_range``): nothing is
     solved, the caller makes room and calls again."""
+    (pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p, V, V_free, wrench,
+     parent, group_of, member_start, members, contact_start, row_start, closure_mb, closure_start, joint_start,
+     limit_start, closure_nrows, closure_kind, closure_bound, closure_side, closure_X, closure_u, closure_f, R_m, bi,
+     df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union, f_body, in_contact, erp, slop, radius, method, solver,
+     tol, max_iter, stats) = borrowed((
+        s.pair_object, s.object_multibody, s.object_body, s.pair_mu, s.pair_restitution, s.offset, s.body_R,
+        s.body_p, s.V, s.V_free, s.wrench, s.parent, s.group_of, s.member_start, s.members, s.contact_start,
+        s.row_start, s.closure_mb, s.closure_start, s.joint_start, s.limit_start, s.closure_nrows, s.closure_kind,
+        s.closure_bound, s.closure_side, s.closure_X, s.closure_u, s.closure_f, s.R_m, s.bi, s.df, s.ws, s.wd, s.Sw,
+        s.Uw, s.y, s.F, s.A, s.Od, s.S6, s.path, s.mark, s.union, s.f_body, s.in_contact, s.erp, s.slop, s.radius,
+        s.method, s.solver, s.tol, s.max_iter, s.stats))
     nc = depth.shape[0]
     side, side_mb = np.empty((nc, 2), np.int64), np.empty((nc, 2), np.int64)
     C, X, u, target, mu = np.empty((nc, 3, 3)), np.empty((nc, 2, 3, 6)), np.empty((nc, 3)), np.empty(nc), np.empty(nc)
@@ -102,23 +109,10 @@ def tree_arrays(pair_object, object_multibody, object_body, pair_mu, pair_restit
                 closure_X, closure_u, closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F, A, Od, S6, path, mark, union,
                 f_body, in_contact, erp, slop, radius, method, solver, tol, max_iter, stats):
     """The arguments of ``tree_contacts`` that are the same every step as one ``TreeArrays``
-    (``tree_contacts_of``)."""
+    (``tree_contacts``)."""
     return TreeArrays(pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p,
                       V, V_free, wrench, parent, group_of, member_start, members, contact_start, row_start,
                       closure_mb, closure_start, joint_start, limit_start, closure_nrows, closure_kind,
                       closure_bound, closure_side, closure_X, closure_u, closure_f, R_m, bi, df, ws, wd, Sw, Uw, y, F,
                       A, Od, S6, path, mark, union, f_body, in_contact, erp, slop, radius, method, solver, tol,
                       max_iter, stats)
-
-
-@njit(cache=True, nogil=True)
-def tree_contacts_of(s, point, normal, depth, pair, prev_pair, prev_point, prev_force, dt, keep, f_local, forces):
-    """``tree_contacts`` on the contacts, the warm start and the arrays of the ``TreeArrays`` s."""
-    return tree_contacts(*borrowed((
-        point, normal, depth, pair, s.pair_object, s.object_multibody, s.object_body, s.pair_mu,
-        s.pair_restitution, prev_pair, prev_point, prev_force, s.offset, s.body_R, s.body_p, s.V, s.V_free,
-        s.wrench, s.parent, s.group_of, s.member_start, s.members, s.contact_start, s.row_start, s.closure_mb,
-        s.closure_start, s.joint_start, s.limit_start, s.closure_nrows, s.closure_kind, s.closure_bound,
-        s.closure_side, s.closure_X, s.closure_u, s.closure_f, s.R_m, s.bi, s.df, s.ws, s.wd, s.Sw, s.Uw, s.y, s.F,
-        s.A, s.Od, s.S6, s.path, s.mark, s.union, s.f_body, s.in_contact, s.erp, s.slop, s.radius, s.method,
-        s.solver, s.tol, s.max_iter, s.stats, dt, keep, f_local, forces)))

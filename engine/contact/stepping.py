@@ -29,7 +29,7 @@ from engine.contact import _group_delassus_kernels as D
 from engine.contact import _stepping_kernels as K
 from engine.contact._rigid_kernels import rigid_contacts
 from engine.contact._tree_arrays import FIELDS as TREE_FIELDS
-from engine.contact._tree_kernels import tree_arrays, tree_contacts_of
+from engine.contact._tree_kernels import tree_arrays, tree_contacts
 from engine.contact.closures import Closures, WorldBodies
 from engine.contact._linalg_kernels import REUSE_ROWS, no_keep
 from engine.contact.cone import ConstraintBlocks
@@ -332,13 +332,13 @@ class ContactStage:
         return tree_arrays(*arrays)
 
     def _bind_tree_contacts(self):
-        """``tree_contacts_of`` compiled for its argument types (``collision._kernels.bind``: no per-call type
+        """``tree_contacts`` compiled for its argument types (``collision._kernels.bind``: no per-call type
         dispatch, ≈ 2 µs on the ``keep`` tuple and the ``TreeArrays``). The arguments that change are always of
         these types: the contacts are ``CollisionWorld.detect``'s C-contiguous copies, the warm start and ``keep``
         C-contiguous arrays of fixed dtypes (``set_warm_start``, ``_forget``, ``_keep_factor``,
         ``_room_for_factor`` make them so), the forces new C-contiguous arrays, δt a float."""
         index, points = np.zeros(0, np.int64), np.zeros((0, 3))
-        return bind(tree_contacts_of, self.tree_arrays, points, points, np.zeros(0), index, index, points, points,
+        return bind(tree_contacts, self.tree_arrays, points, points, np.zeros(0), index, index, points, points,
                     0.0, no_keep(), points, points)
 
     def _tree_step(self, c, dt):

@@ -18,7 +18,7 @@ class StepArraysType(types.StructRef):
 
 
 class StepArrays(structref.StructRefProxy):
-    """The fields ``FIELDS``: ``free_step``'s arguments but δt and the slot, by name."""
+    """The fields ``FIELDS``: the arrays and settings ``free_step`` reads from its structure, by name."""
 
 
 FIELDS = ("I", "I_inv", "gravity", "base_R", "base_p", "q", "v", "tau", "f_ext", "f_contact", "in_contact",

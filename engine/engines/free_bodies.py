@@ -142,7 +142,7 @@ class FreeBodies:
         jit = hasattr(K.free_step, "overloads")
         self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
         self.warm = stage.previous, stage.keep       # the stage's warm start and factor the structure holds
-        self.free_step = bind(K.free_step_of, self.arrays, self.sim.dt, 0)
+        self.free_step = bind(K.free_step, self.arrays, self.sim.dt, 0)
         self._commit, self._good = bind(K.commit_of, self.arrays), (self.arrays,)     # one argument to unbox
 
     def step(self, dt, stage):
