@@ -13,27 +13,45 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine._borrowed import borrowed
 from engine.contact._linalg_kernels import REUSE_ROWS
+from engine.contact._rigid_arrays import RigidArrays
 from engine.contact._group_delassus_kernels import rigid_delassus
 from engine.contact._stepping_kernels import (contact_rows, free_body_wrenches, gather, scatter, self_contacts,
                                               solve_and_retry, warm_start)
 from engine.contact.groups import contact_groups, group_layout
 
 
+@njit(cache=True)
+def rigid_arrays(pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p, V,
+                 V_free, wrench, body_inverse_factor, parent, group_of, member_start, members, contact_start, row_start,
+                 batch_row, batch_mb, f_body, in_contact, erp, slop, radius, solver, tol, max_iter, stats):
+    """The arrays and settings of ``rigid_contacts`` that are the same every step as one ``RigidArrays``."""
+    return RigidArrays(pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p,
+                       V, V_free, wrench, body_inverse_factor, parent, group_of, member_start, members, contact_start,
+                       row_start, batch_row, batch_mb, f_body, in_contact, erp, slop, radius, solver, tol, max_iter,
+                       stats)
+
+
 @njit(cache=True, nogil=True)
-def rigid_contacts(point, normal, depth, pair, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
-                   offset, body_R, body_p, V, V_free, wrench, body_inverse_factor, prev_pair, prev_point, prev_force,
-                   parent, group_of, member_start, members, contact_start, row_start, batch_row, batch_mb, f_body,
-                   in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local, forces, stats):
-    """The detected contacts (point … depth, ``pair`` into the tables pair_object … pair_restitution) between the
-    bodies of ``offset`` … V_free, the previous step's (prev_pair, prev_point, prev_force) as warm start: the
-    groups (``parent`` … ``members``, ``contact_start``, ``row_start`` as ``contact_groups``, ``group_layout``),
-    each contact's local force ``f_local`` and world force ``forces``, the world wrenches ``wrench``, the batch's
-    body-frame wrenches ``f_body`` and ``in_contact`` flags, the groups' ``stats`` (``solve_groups``).
+def rigid_contacts(s, point, normal, depth, pair, prev_pair, prev_point, prev_force, dt, keep, f_local, forces):
+    """On the arrays of the ``RigidArrays`` s (read here, borrowed): the detected contacts (point … depth, ``pair``
+    into the tables pair_object … pair_restitution) between the bodies of ``offset`` … V_free, the previous step's
+    (prev_pair, prev_point, prev_force) as warm start: the groups (``parent`` … ``members``, ``contact_start``,
+    ``row_start`` as ``contact_groups``, ``group_layout``), each contact's local force ``f_local`` and world force
+    ``forces``, the world wrenches ``wrench``, the batch's body-frame wrenches ``f_body`` and ``in_contact`` flags
+    (its rows ``batch_row`` of multibodies ``batch_mb``), the groups' ``stats`` (``solve_groups``).
 
     Returns (groups, rows, self-contacts, unconverged groups). rows > 0: the largest group has this many rows and
     ``keep`` has no room for its factor (``stepping.ContactStage._solve_range``): nothing is solved, the caller
     makes room and calls again."""
+    (pair_object, object_multibody, object_body, pair_mu, pair_restitution, offset, body_R, body_p, V, V_free, wrench,
+     body_inverse_factor, parent, group_of, member_start, members, contact_start, row_start, batch_row, batch_mb,
+     f_body, in_contact, erp, slop, radius, solver, tol, max_iter, stats) = borrowed((
+        s.pair_object, s.object_multibody, s.object_body, s.pair_mu, s.pair_restitution, s.offset, s.body_R,
+        s.body_p, s.V, s.V_free, s.wrench, s.body_inverse_factor, s.parent, s.group_of, s.member_start, s.members,
+        s.contact_start, s.row_start, s.batch_row, s.batch_mb, s.f_body, s.in_contact, s.erp, s.slop, s.radius,
+        s.solver, s.tol, s.max_iter, s.stats))
     nc, n = depth.shape[0], parent.shape[0]
     side, side_mb = np.empty((nc, 2), np.int64), np.empty((nc, 2), np.int64)
     C, X, u, target, mu = np.empty((nc, 3, 3)), np.empty((nc, 2, 3, 6)), np.empty((nc, 3)), np.empty(nc), np.empty(nc)

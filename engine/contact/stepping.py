@@ -27,7 +27,8 @@ from engine.collision.filters import PairFilter
 from engine.collision.world import CollisionSettings, CollisionWorld
 from engine.contact import _group_delassus_kernels as D
 from engine.contact import _stepping_kernels as K
-from engine.contact._rigid_kernels import rigid_contacts
+from engine.contact._rigid_arrays import FIELDS as RIGID_FIELDS
+from engine.contact._rigid_kernels import rigid_arrays, rigid_contacts
 from engine.contact._tree_arrays import FIELDS as TREE_FIELDS
 from engine.contact._tree_kernels import tree_arrays, tree_contacts
 from engine.contact.closures import Closures, WorldBodies
@@ -162,9 +163,12 @@ class ContactStage:
                           and self.soles is None and self.method != "dense")
         self.contact_start, self.row_start, self.stats = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64), \
             np.zeros((n, 7))                     # ``_rigid_step``'s groups: their contacts, rows and solves
+        if self.rigid_only:                      # ``rigid_contacts``' arguments that are the same every step
+            self.rigid_arrays = self._rigid_arrays()
+            self.rigid_contacts = self._bind(rigid_contacts, self.rigid_arrays)
         if self.tree_only:                       # ``tree_contacts``' arguments that are the same every step
             self.tree_arrays = self._tree_arrays()
-            self.tree_contacts = self._bind_tree_contacts()
+            self.tree_contacts = self._bind(tree_contacts, self.tree_arrays)
         self.reset()
 
     def reset(self):
@@ -278,17 +282,11 @@ class ContactStage:
         """Groups → W → solve → wrenches of the contacts ``c`` between free rigid bodies (``rigid_only``), in one
         call (``_rigid_kernels.rigid_contacts``: the kernels of ``_layout``, ``_delassus``, ``_solve_groups``,
         ``scatter`` and ``_apply``, the same arithmetic)."""
-        t, b, batch, s, solver = c.tables, self.bodies, self.free_bodies, self.universe.contact, self.universe.solver
         f_local, forces = np.empty((len(c), 3)), np.empty((len(c), 3))
         rows = 1
         while rows:                                      # rows: room for the largest group's factor, then again
-            ng, rows, self_contacts, unconverged = rigid_contacts(
-                c.point, c.normal, c.depth, c.pair, t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
-                t.pair_restitution, b.offset, b.R, b.p, b.V, b.V_free, b.wrench, self.body_inverse_factor,
-                *self.previous, self.parent, self.group_of, self.member_start, self.members, self.contact_start,
-                self.row_start, batch.row, batch.multibody, batch.f_contact, batch.in_contact, dt, self.erp, s.slop,
-                WARM_RADIUS, SOLVER_CODES[self.solver], solver.tolerance, solver.max_iterations, self.keep, f_local,
-                forces, self.stats)
+            ng, rows, self_contacts, unconverged = self.rigid_contacts(
+                self.rigid_arrays, c.point, c.normal, c.depth, c.pair, *self.previous, dt, self.keep, f_local, forces)
             if rows:
                 self._room_for_factor(rows)
         self._one_call_done(c, ng, f_local, forces, self_contacts, unconverged, ("rigid",) * ng)
@@ -331,15 +329,32 @@ class ContactStage:
             return SimpleNamespace(**dict(zip(TREE_FIELDS, arrays)))
         return tree_arrays(*arrays)
 
-    def _bind_tree_contacts(self):
-        """``tree_contacts`` compiled for its argument types (``collision._kernels.bind``: no per-call type
-        dispatch, ≈ 2 µs on the ``keep`` tuple and the ``TreeArrays``). The arguments that change are always of
-        these types: the contacts are ``CollisionWorld.detect``'s C-contiguous copies, the warm start and ``keep``
-        C-contiguous arrays of fixed dtypes (``set_warm_start``, ``_forget``, ``_keep_factor``,
-        ``_room_for_factor`` make them so), the forces new C-contiguous arrays, δt a float."""
+    def _rigid_arrays(self):
+        """The arguments of ``rigid_contacts`` that are the same every step — the contact tables (contiguous copies:
+        every world then compiles, and caches, the same kernel), the bodies', groups' and the free bodies' batch's
+        arrays, the settings — as one ``RigidArrays`` (under NUMBA_DISABLE_JIT, a namespace of the same fields)."""
+        t, b, batch, s = self.world.tables, self.bodies, self.free_bodies, self.universe.solver
+        tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
+                                        t.pair_restitution))
+        arrays = (*tables, b.offset, b.R, b.p, b.V, b.V_free, b.wrench, self.body_inverse_factor, self.parent,
+                  self.group_of, self.member_start, self.members, self.contact_start, self.row_start, batch.row,
+                  batch.multibody, batch.f_contact, batch.in_contact, float(self.erp), float(self.universe.contact.slop),
+                  WARM_RADIUS, SOLVER_CODES[self.solver], float(s.tolerance), int(s.max_iterations), self.stats)
+        if not hasattr(rigid_arrays, "overloads"):
+            return SimpleNamespace(**dict(zip(RIGID_FIELDS, arrays)))
+        return rigid_arrays(*arrays)
+
+    @staticmethod
+    def _bind(kernel, arrays):
+        """``kernel`` (``rigid_contacts``, ``tree_contacts``) compiled for its argument types
+        (``collision._kernels.bind``: no per-call type dispatch, ≈ 2 µs on the ``keep`` tuple and the structure
+        ``arrays``). The arguments that change are always of these types: the contacts are
+        ``CollisionWorld.detect``'s C-contiguous copies, the warm start and ``keep`` C-contiguous arrays of fixed
+        dtypes (``set_warm_start``, ``_forget``, ``_keep_factor``, ``_room_for_factor`` make them so), the forces
+        new C-contiguous arrays, δt a float."""
         index, points = np.zeros(0, np.int64), np.zeros((0, 3))
-        return bind(tree_contacts, self.tree_arrays, points, points, np.zeros(0), index, index, points, points,
-                    0.0, no_keep(), points, points)
+        return bind(kernel, arrays, points, points, np.zeros(0), index, index, points, points, 0.0, no_keep(), points,
+                    points)
 
     def _tree_step(self, c, dt):
         """Groups → W → solve → wrenches of the contacts ``c`` and closure rows of the one articulated multibody

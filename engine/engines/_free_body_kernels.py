@@ -168,21 +168,17 @@ def commit(q, v, tau, kinetic, q_good, v_good, tau_good, kinetic_good):
 
 @njit(cache=True)
 def step_arrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
-                kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset, body_R,
-                body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin, n_max,
-                reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu, pair_restitution,
-                parent, group_of, member_start, members, contact_start, row_start, stats, erp, slop, radius, solver,
-                tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local, forces, q_good, v_good, tau_good,
-                prev_pair, prev_point, prev_force, keep):
-    """The arrays ``free_step`` reads, and the last good state's of ``commit``, as one ``StepArrays`` (``free_step``,
-    ``commit_of``)."""
+                kinetic_good, energy_floor, energy_jump, kinetic, row, V_last, work, body_R, body_p, V, V_free, shapes,
+                pairs, ws, cache, margin, n_max, reduction_tol, reuse_distance, rigid, out_point, out_normal,
+                out_depth, out_pair, f_local, forces, q_good, v_good, tau_good, prev_pair, prev_point, prev_force,
+                keep):
+    """The arrays ``free_step`` reads — those of ``rigid_contacts`` in the contact stage's ``RigidArrays``
+    ``rigid`` — and the last good state's of ``commit``, as one ``StepArrays`` (``free_step``, ``commit_of``)."""
     return StepArrays(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed,
-                      kinetic_good, energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset,
-                      body_R, body_p, V, V_free, wrench, body_inverse_factor, shapes, pairs, ws, cache, margin,
-                      n_max, reduction_tol, reuse_distance, pair_object, object_multibody, object_body, pair_mu,
-                      pair_restitution, parent, group_of, member_start, members, contact_start, row_start, stats,
-                      erp, slop, radius, solver, tol, max_iter, out_point, out_normal, out_depth, out_pair, f_local,
-                      forces, q_good, v_good, tau_good, prev_pair, prev_point, prev_force, keep)
+                      kinetic_good, energy_floor, energy_jump, kinetic, row, V_last, work, body_R, body_p, V, V_free,
+                      shapes, pairs, ws, cache, margin, n_max, reduction_tol, reuse_distance, rigid, out_point,
+                      out_normal, out_depth, out_pair, f_local, forces, q_good, v_good, tau_good, prev_pair,
+                      prev_point, prev_force, keep)
 
 
 @njit(cache=True, nogil=True)
@@ -207,18 +203,13 @@ def free_step(s, dt, slot):
     placement is not finite (nothing detected); ROOM: the largest group's factor does not fit ``keep`` (detected,
     nothing solved)."""
     (I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, a, speed, kinetic_good,
-     energy_floor, energy_jump, kinetic, row, multibody, V_last, work, offset, body_R, body_p, V, V_free, wrench,
-     body_inverse_factor, shapes, pairs, ws, cache, margin, n_max, reduction_tol, reuse_distance, pair_object,
-     object_multibody, object_body, pair_mu, pair_restitution, parent, group_of, member_start, members,
-     contact_start, row_start, stats, erp, slop, radius, solver, tol, max_iter, prev_pair, prev_point, prev_force,
-     keep, out_point, out_normal, out_depth, out_pair, f_local, forces) = borrowed((
+     energy_floor, energy_jump, kinetic, row, V_last, work, body_R, body_p, V, V_free, shapes, pairs, ws, cache,
+     margin, n_max, reduction_tol, reuse_distance, prev_pair, prev_point, prev_force, keep, out_point, out_normal,
+     out_depth, out_pair, f_local, forces) = borrowed((
         s.I, s.I_inv, s.gravity, s.base_R, s.base_p, s.q, s.v, s.tau, s.f_ext, s.f_contact, s.in_contact,
-        s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic, s.row, s.multibody,
-        s.V_last, s.work, s.offset, s.body_R, s.body_p, s.V, s.V_free, s.wrench, s.body_inverse_factor,
-        s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol, s.reuse_distance, s.pair_object,
-        s.object_multibody, s.object_body, s.pair_mu, s.pair_restitution, s.parent, s.group_of, s.member_start,
-        s.members, s.contact_start, s.row_start, s.stats, s.erp, s.slop, s.radius, s.solver, s.tol, s.max_iter,
-        s.prev_pair, s.prev_point, s.prev_force, s.keep, s.out_point, s.out_normal, s.out_depth,
+        s.a_free, s.a, s.speed, s.kinetic_good, s.energy_floor, s.energy_jump, s.kinetic, s.row, s.V_last, s.work,
+        s.body_R, s.body_p, s.V, s.V_free, s.shapes, s.pairs, s.ws, s.cache, s.margin, s.n_max, s.reduction_tol,
+        s.reuse_distance, s.prev_pair, s.prev_point, s.prev_force, s.keep, s.out_point, s.out_normal, s.out_depth,
         s.out_pair, s.f_local, s.forces))
     bad = free_dynamics(I, I_inv, gravity, q, v, tau, f_ext, speed, dt, row, body_R, a_free, V_free, work)
     if bad >= 0:
@@ -227,18 +218,16 @@ def free_step(s, dt, slot):
     if nc < 0:
         return NON_FINITE, -1, 0, 0, 0, 0
     ng = self_contacts = unconverged = 0
+    rigid = s.rigid
     if nc == 0:                                      # no wrench (``ContactStage._apply(0)``)
-        free_body_wrenches(wrench, body_R, row, multibody, group_of, 0, f_contact, in_contact)
+        free_body_wrenches(rigid.wrench, body_R, row, rigid.batch_mb, rigid.group_of, 0, f_contact, in_contact)
     else:
         point, normal, depth = out_point[slot][:nc], out_normal[slot][:nc], out_depth[slot][:nc]
         pair = out_pair[slot][:nc]
         point[:], normal[:], depth[:], pair[:] = ws.point[:nc], ws.normal[:nc], ws.depth[:nc], ws.pair[:nc]
-        ng, rows, self_contacts, unconverged = rigid_contacts(
-            point, normal, depth, pair, pair_object, object_multibody, object_body,
-            pair_mu, pair_restitution, offset, body_R, body_p, V, V_free, wrench, body_inverse_factor, prev_pair,
-            prev_point, prev_force, parent, group_of, member_start, members, contact_start, row_start, row,
-            multibody, f_contact, in_contact, dt, erp, slop, radius, solver, tol, max_iter, keep, f_local[slot][:nc],
-            forces[slot][:nc], stats)
+        ng, rows, self_contacts, unconverged = rigid_contacts(rigid, point, normal, depth, pair, prev_pair, prev_point,
+                                                              prev_force, dt, keep, f_local[slot][:nc],
+                                                              forces[slot][:nc])
         if rows:
             return ROOM, -1, nc, 0, 0, 0
     bad = free_integrate(I, I_inv, gravity, base_R, base_p, q, v, tau, f_ext, f_contact, in_contact, a_free, speed,

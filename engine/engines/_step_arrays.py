@@ -22,13 +22,10 @@ class StepArrays(structref.StructRefProxy):
 
 
 FIELDS = ("I", "I_inv", "gravity", "base_R", "base_p", "q", "v", "tau", "f_ext", "f_contact", "in_contact",
-          "a_free", "a", "speed", "kinetic_good", "energy_floor", "energy_jump", "kinetic", "row", "multibody",
-          "V_last", "work", "offset", "body_R", "body_p", "V", "V_free", "wrench", "body_inverse_factor", "shapes",
-          "pairs", "ws", "cache", "margin", "n_max", "reduction_tol", "reuse_distance", "pair_object",
-          "object_multibody", "object_body", "pair_mu", "pair_restitution", "parent", "group_of", "member_start",
-          "members", "contact_start", "row_start", "stats", "erp", "slop", "radius", "solver", "tol", "max_iter",
-          "out_point", "out_normal", "out_depth", "out_pair", "f_local", "forces", "q_good", "v_good", "tau_good",
-          "prev_pair", "prev_point", "prev_force", "keep")
+          "a_free", "a", "speed", "kinetic_good", "energy_floor", "energy_jump", "kinetic", "row", "V_last", "work",
+          "body_R", "body_p", "V", "V_free", "shapes", "pairs", "ws", "cache", "margin", "n_max", "reduction_tol",
+          "reuse_distance", "rigid", "out_point", "out_normal", "out_depth", "out_pair", "f_local", "forces", "q_good",
+          "v_good", "tau_good", "prev_pair", "prev_point", "prev_force", "keep")
 structref.define_proxy(StepArrays, StepArraysType, FIELDS)
 
 

@@ -28,7 +28,6 @@ import numpy as np
 
 from engine.collision._kernels import bind
 from engine.collision.contacts import Contacts
-from engine.contact.stepping import SOLVER_CODES, WARM_RADIUS
 from engine.engines import _free_body_kernels as K
 from engine.engines._step_arrays import FIELDS
 from engine.model.model import JointType
@@ -118,13 +117,11 @@ class FreeBodies:
         than the step on the collision world's named tuples). The structure also holds the contact stage's warm
         start and kept factor (``previous``, ``keep``: always C-contiguous arrays of the same dtypes), set by the
         call itself to the slot it wrote, and by ``step`` when the stage's changed otherwise: passed as arguments,
-        their seven arrays cost ≈ 1.3 µs a call to unbox. The contact tables are passed as contiguous copies, so
-        that every world compiles (and caches) the same kernel. ``commit`` then takes the same structure
-        (``_free_body_kernels.commit_of``)."""
-        b, w, s, solver = self.sim.bodies, stage.world, stage.universe.contact, stage.universe.solver
-        t, c = w.tables, w.settings
-        tables = (np.array(x) for x in (t.pair_object, t.object_multibody, t.object_body, t.pair_mu,
-                                        t.pair_restitution))      # writable and contiguous: one type for all worlds
+        their seven arrays cost ≈ 1.3 µs a call to unbox. The contact stage's own structure for its one-call solve
+        (``stage.rigid_arrays``: the contact tables, groups, settings) is a field of it. ``commit`` then takes the same
+        structure (``_free_body_kernels.commit_of``)."""
+        b, w = self.sim.bodies, stage.world
+        c = w.settings
         n = len(w.workspace.depth)                   # the contacts' rows, in two slots (``step``)
         self.out = (np.zeros((2, n, 3)), np.zeros((2, n, 3)), np.zeros((2, n)), np.zeros((2, n), np.int64),
                     np.zeros((2, n, 3)), np.zeros((2, n, 3)))      # point, normal, depth, pair, f_local, forces
@@ -132,13 +129,10 @@ class FreeBodies:
         arrays = (
             self.I, self.I_inv, self.gravity, self.base_R, self.base_p, self.q, self.v, self.tau, self.f_ext,
             self.f_contact, self.in_contact, self.a_free, self.a, self.speed, self.kinetic_good, self.energy_floor,
-            self.energy_jump, self.kinetic, self.row, self.multibody, self.V_last, self.work, b.offset, b.R, b.p, b.V,
-            b.V_free, b.wrench, stage.body_inverse_factor, w.shapes, w.pair_arrays, w.workspace, w.cache,
-            float(c.margin), int(c.max_contacts_per_pair), tuple(map(float, c.reduction_tolerances)),
-            float(c.reuse_distance), *tables, stage.parent, stage.group_of, stage.member_start, stage.members,
-            stage.contact_start, stage.row_start, stage.stats, float(stage.erp), float(s.slop), WARM_RADIUS,
-            SOLVER_CODES[stage.solver], float(solver.tolerance), int(solver.max_iterations), *self.out, self.q_good,
-            self.v_good, self.tau_good, *stage.previous, stage.keep)
+            self.energy_jump, self.kinetic, self.row, self.V_last, self.work, b.R, b.p, b.V, b.V_free, w.shapes,
+            w.pair_arrays, w.workspace, w.cache, float(c.margin), int(c.max_contacts_per_pair),
+            tuple(map(float, c.reduction_tolerances)), float(c.reuse_distance), stage.rigid_arrays, *self.out,
+            self.q_good, self.v_good, self.tau_good, *stage.previous, stage.keep)
         jit = hasattr(K.free_step, "overloads")
         self.arrays = K.step_arrays(*arrays) if jit else SimpleNamespace(**dict(zip(FIELDS, arrays)))
         self.warm = stage.previous, stage.keep       # the stage's warm start and factor the structure holds

@@ -106,18 +106,29 @@ def test_every_solver_carries_a_frictionless_box(tmp_path, solver):
     assert np.abs(sim.contacts.force[:, :2]).max() < 1e-12
 
 
-def test_contact_stage_runs_as_plain_python(tmp_path):
-    """The stage's kernels are plain Python under NUMBA_DISABLE_JIT=1 and give the same trajectory (a ball and
-    a box landing, and the closed 5-bar), to 1e-12."""
+FIVE_BAR_BALL_BOX = f"""<Universe><Settings/>
+    <MultiBody name="five_bar"><File>{ROOT / "assets/robots/five_bar.xml"}</File>
+      <Translation x="3" y="0" z="1"/><Joint name="j1" value="{np.pi / 2}"/>
+      <Joint name="j2" value="{-np.pi / 2}"/><Joint name="j4" value="{-np.pi / 2}"/></MultiBody>
+    <Body name="ball"><Sphere radius="0.1"/><Mass>1</Mass><Translation x="0" y="0" z="0.102"/></Body>
+    <Body name="box"><Box size="0.2 0.2 0.2"/><Mass>1</Mass><Translation x="1" y="0" z="0.101"/>
+      <AngularVelocity>0.3 0.2 0</AngularVelocity></Body>
+    {GROUND}</Universe>"""
+BALL_ON_BOX = f"""<Universe><Settings/>
+    <Body name="ball"><Sphere radius="0.1"/><Mass>1</Mass><Translation x="0.02" y="0" z="0.301"/></Body>
+    <Body name="box"><Box size="0.2 0.2 0.2"/><Mass>1</Mass><Translation x="0" y="0" z="0.101"/>
+      <AngularVelocity>0.3 0.2 0</AngularVelocity></Body>
+    {GROUND}</Universe>"""
+
+
+@pytest.mark.parametrize("text, one_call", [(FIVE_BAR_BALL_BOX, False), (BALL_ON_BOX, True)],
+                         ids=["five-bar-ball-box", "free-bodies-alone"])
+def test_contact_stage_runs_as_plain_python(tmp_path, text, one_call):
+    """The stage's kernels are plain Python under NUMBA_DISABLE_JIT=1 and give the same trajectory, to 1e-12: a
+    ball and a box landing beside the closed 5-bar, and a ball landing on a box on the ground (free bodies alone:
+    the whole step in one call, ``FreeBodies.step``)."""
     universe = tmp_path / "mixed.xml"
-    universe.write_text(f"""<Universe><Settings/>
-        <MultiBody name="five_bar"><File>{ROOT / "assets/robots/five_bar.xml"}</File>
-          <Translation x="3" y="0" z="1"/><Joint name="j1" value="{np.pi / 2}"/>
-          <Joint name="j2" value="{-np.pi / 2}"/><Joint name="j4" value="{-np.pi / 2}"/></MultiBody>
-        <Body name="ball"><Sphere radius="0.1"/><Mass>1</Mass><Translation x="0" y="0" z="0.102"/></Body>
-        <Body name="box"><Box size="0.2 0.2 0.2"/><Mass>1</Mass><Translation x="1" y="0" z="0.101"/>
-          <AngularVelocity>0.3 0.2 0</AngularVelocity></Body>
-        {GROUND}</Universe>""")
+    universe.write_text(text)
     script = ("import json, sys\n"
               "from engine.model.universe_xml import load_universe\n"
               "from engine.simulation import Simulation\n"
@@ -128,6 +139,7 @@ def test_contact_stage_runs_as_plain_python(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(universe)], capture_output=True, text=True, env=env,
                          cwd=ROOT, check=True)
     sim = Simulation(load_universe(universe))
+    assert sim.engine.one_call == one_call
     sim.step(15)
     assert len(sim.contacts) >= 5
     for run, plain in zip(sim.runs, json.loads(out.stdout)):
