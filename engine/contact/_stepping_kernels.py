@@ -278,7 +278,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
                 block_inv[inv_start[b]:inv_start[b + 1]] = np.linalg.pinv(Wk[a:z, a:z].copy(), 1e-10).ravel()
         fk, v, best = f[s:e], v_all[:n], best_all[:n]
         velocity(Wk, fk, u_all[s:e], v)
-        residual = natural_residual(fk, v, start, kind, mu, block_rho)[0]
+        residual, violation = natural_residual(fk, v, start, kind, mu, block_rho)
         zero = natural_residual(zero_all[:n], u_all[s:e], start, kind, mu, block_rho)[0]
         best[:] = fk
         if solver == NONSMOOTH_NEWTON:
@@ -315,7 +315,8 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
         if not converged:
             fk[:] = best
             velocity(Wk, fk, u_all[s:e], v)
-        residual, violation = natural_residual(fk, v, start, kind, mu, block_rho)
+        if sweeps > 0 or not converged:                # else f and v are the start's: their residual is known
+            residual, violation = natural_residual(fk, v, start, kind, mu, block_rho)
         stats[k, 0], stats[k, 1], stats[k, 2] = sweeps, residual, max(violation, 0.0)
         stats[k, 3], stats[k, 4], stats[k, 5] = 1.0 if converged else 0.0, change, failures
         stats[k, 6] = zero
