@@ -7,10 +7,12 @@ atomics were 22 % of the step's samples (``perf``, ``NRT_incref`` and ``NRT_decr
 null is not counted (numba's ``NRT_incref(NULL)`` returns at once).
 
 ``borrowed(x)`` returns x — an array, or a tuple (named or not) of them, nested — as such uncounted views of the
-same memory. They are valid while their owner holds the memory: the entry kernels (``*_of``) borrow the fields
-of their structure for the call they make, which neither keeps them nor reassigns those fields. Nothing borrowed
-may be returned to Python, stored in a structure or outlive the call (its parent object is null too). Arrays the
-kernels allocate are counted as usual. Under NUMBA_DISABLE_JIT ``borrowed`` is the identity.
+same memory. They are valid while their owner holds the memory: the entry kernels (``free_step``,
+``rigid_contacts``, ``tree_contacts``, ``detect_native_of``) borrow the fields of their structure, and views of
+them, for the calls they make, which neither keep them nor reassign those fields. Never borrow an array the kernel
+itself allocates (``borrowed((np.zeros(0), …))``): numba may free it before the borrowed view is used. Nothing
+borrowed may be returned to Python, stored in a structure or outlive the call (its parent object is null too).
+Arrays the kernels allocate are counted as usual. Under NUMBA_DISABLE_JIT ``borrowed`` is the identity.
 """
 from __future__ import annotations
 
