@@ -19,6 +19,7 @@ from gui_helpers import wait
 
 _xvfb = None
 NO_DISPLAY = None   # the reason GUI tests are skipped, or None
+_autosave = None    # the autosave folder this session made (removed at its end), or None
 
 
 def _die_with_parent():
@@ -43,9 +44,10 @@ def _start_xvfb():
 
 
 def pytest_configure(config):
-    global NO_DISPLAY
+    global NO_DISPLAY, _autosave
     os.environ["QT_QPA_PLATFORM"] = "xcb"
-    os.environ.setdefault("ARTICULA_AUTOSAVE_DIR", tempfile.mkdtemp(prefix="articula-autosave-"))
+    if "ARTICULA_AUTOSAVE_DIR" not in os.environ:   # the windows' autosaves go to a folder of this session's
+        _autosave = os.environ["ARTICULA_AUTOSAVE_DIR"] = tempfile.mkdtemp(prefix="articula-autosave-")
     if not os.environ.get("DISPLAY"):
         if shutil.which("Xvfb") is None:
             NO_DISPLAY = "no X display: set DISPLAY, or install Xvfb (or run under xvfb-run -a)"
@@ -58,6 +60,11 @@ def pytest_configure(config):
         from PySide6 import QtCore
         QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
         QtCore.QStandardPaths.setTestModeEnabled(True)    # QSettings (recent files) go to a test location
+
+
+def pytest_unconfigure(config):
+    if _autosave is not None:
+        shutil.rmtree(_autosave, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
