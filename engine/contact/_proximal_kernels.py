@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine.contact import _interior_point_kernels as IP
 from engine.contact._alart_curnier_kernels import force_norm
 from engine.contact._kernels import natural_residual
 from engine.contact._linalg_kernels import no_memo
@@ -87,3 +88,26 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
     for i in range(n):
         W[i, i] = diagonal[i]
     return steps, converged
+
+
+@njit(cache=True, nogil=True)
+def second_attempts(W, u, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, max_steps,
+                    tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm, keep,
+                    B_col, B_val):
+    """What follows ``newton_iterations`` when they stall (``newton.py``'s module docstring; its
+    ``nonsmooth_newton_blocks`` and ``_stepping_kernels.solve_groups`` both call this): the interior-point attempt
+    from a cold start (``_interior_point_kernels.interior_point_attempt``: where it applies; its iterations are its
+    own) and, unconverged, the proximal one (``proximal_iterations``) with ``max_steps`` iterations. (f, v), best_f
+    and the work arrays as in ``newton_iterations``; u: the free velocity (W f + u = v). Returns (the interior-point
+    iterations, the proximal iterations, converged)."""
+    interior, converged = 0, False
+    if IP.applies(block_kind, block_mu):
+        interior, converged = IP.interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol,
+                                                        zero_residual, best_f)
+        if converged:                                  # all or nothing: f is its solution
+            _restore(W, best_f, f, v)
+            return interior, 0, True
+    steps, converged = proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
+                                           block_rho, max_steps, tol, zero_residual, f, v, best_f, status, slip, rows,
+                                           df, wd, f_trial, v_trial, dnorm, fnorm, keep, B_col, B_val)
+    return interior, steps, converged

@@ -21,13 +21,14 @@ space to the first constraint, ``null_step``), or, where the step fails or stall
 of the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, or when
 ``time_budget`` runs out. Where 20 iterations in a row (``PATIENCE``) have not halved the best residual (jammed
 self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), two second
-attempts follow. First, where the problem has no bilateral block and no frictionless contact, a primal–dual
-interior-point method on the exact problem from a cold start (``_interior_point_kernels.interior_point_attempt``,
-at most 3 × 50 iterations of its own, counted in the stats but not in ``max_iter``): it follows the central path
-from inside the cones instead of searching for the active set, and solves the jammed supports Newton stalls on (82
-of the 83 steps of one recorded fall); all or nothing, its solution or no change. Then, unconverged, the proximal
-point method from the best iterate with the rest of ``max_iter`` (less if the time budget says so): a sequence of
-problems with W + η I, positive definite, each solved by the same Newton iterations
+attempts follow (``_proximal_kernels.second_attempts``, which the contact stage's ``solve_groups`` calls too).
+First, where the problem has no bilateral block and no frictionless contact, a primal–dual interior-point method on
+the exact problem from a cold start (``_interior_point_kernels.interior_point_attempt``, at most 3 × 50 iterations
+of its own, counted in the stats but not in ``max_iter``): it follows the central path from inside the cones instead
+of searching for the active set, and solves the jammed supports Newton stalls on (82 of the 83 steps of one recorded
+fall); all or nothing, its solution or no change. Then, unconverged, the proximal point method from the best iterate
+with the rest of ``max_iter`` (less if the time budget says so): a sequence of problems with W + η I, positive
+definite, each solved by the same Newton iterations
 (``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100
 iterations in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a
 solution). Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one
@@ -47,11 +48,10 @@ from time import perf_counter
 
 import numpy as np
 
-from engine.contact import _interior_point_kernels as IP
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
 from engine.contact._linalg_kernels import no_keep, no_memo
-from engine.contact._proximal_kernels import proximal_iterations
+from engine.contact._proximal_kernels import second_attempts
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
 
@@ -114,22 +114,11 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
                 stopped_by = "time_budget"
                 break
             chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
-    interior = 0                                          # the interior-point attempt's iterations
-    if not converged and stopped_by == "stalled" and IP.applies(block_kind, block_mu) and _steps_left(
-            max_iter, iterations, time_budget, t0) > 0:
-        interior, converged = IP.interior_point_attempt(W, v_free, block_start, block_kind, block_mu, block_rho, tol,
-                                                        zero, best)
-        if converged:
-            f[:] = best
-            GK.velocity(W, f, v_free, v)
-            stopped_by = "tolerance"
-    if not converged and stopped_by != "time_budget":     # the proximal attempt, with what is left of the budget
-        steps = _steps_left(max_iter, iterations, time_budget, t0)
-        if steps > 0:
-            k, converged = proximal_iterations(*problem, steps, tol, zero, *state, keep, B_col, B_val)
-            iterations += k
-            stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
-    iterations += interior
+    steps = _steps_left(max_iter, iterations, time_budget, t0) if stopped_by == "stalled" else 0
+    if steps > 0:                                         # the second attempts, with what is left of the budget
+        interior, k, converged = second_attempts(W, v_free, *problem[1:], steps, tol, zero, *state, keep, B_col, B_val)
+        iterations += interior + k
+        stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
     if not converged:
         f[:] = best
         GK.velocity(W, f, v_free, v)
