@@ -5,14 +5,14 @@ Talos standing's 53 shapes and 1173 pairs). The type lives in a module of its ow
 that use a StructRef type only when it is defined apart from them (as ``engines/_step_arrays.py``)."""
 from __future__ import annotations
 
-from numba import types
 from numba.experimental import structref
+
+from engine._structs import Struct
 
 
 @structref.register
-class WorldArraysType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
+class WorldArraysType(Struct):
+    """The type of ``WorldArrays``."""
 
 
 class WorldArrays(structref.StructRefProxy):

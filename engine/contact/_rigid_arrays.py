@@ -7,14 +7,14 @@ in a module of its own: numba caches the functions that use a StructRef type onl
 them."""
 from __future__ import annotations
 
-from numba import types
 from numba.experimental import structref
+
+from engine._structs import Struct
 
 
 @structref.register
-class RigidArraysType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
+class RigidArraysType(Struct):
+    """The type of ``RigidArrays``."""
 
 
 class RigidArrays(structref.StructRefProxy):

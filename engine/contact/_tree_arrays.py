@@ -6,14 +6,14 @@ its own: numba caches the functions that use a StructRef type only when it is de
 ``engines/_step_arrays.py``)."""
 from __future__ import annotations
 
-from numba import types
 from numba.experimental import structref
+
+from engine._structs import Struct
 
 
 @structref.register
-class TreeArraysType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
+class TreeArraysType(Struct):
+    """The type of ``TreeArrays``."""
 
 
 class TreeArrays(structref.StructRefProxy):

@@ -7,14 +7,14 @@ to pass to a no-op kernel on a standing Talos). The types live in a module of th
 functions that use a StructRef type only when it is defined apart from them."""
 from __future__ import annotations
 
-from numba import types
 from numba.experimental import structref
+
+from engine._structs import Struct
 
 
 @structref.register
-class StepArraysType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
+class StepArraysType(Struct):
+    """The type of ``StepArrays``."""
 
 
 class StepArrays(structref.StructRefProxy):
@@ -30,9 +30,8 @@ structref.define_proxy(StepArrays, StepArraysType, FIELDS)
 
 
 @structref.register
-class MotionArraysType(types.StructRef):
-    def preprocess_fields(self, fields):
-        return tuple((name, types.unliteral(t)) for name, t in fields)
+class MotionArraysType(Struct):
+    """The type of ``MotionArrays``."""
 
 
 class MotionArrays(structref.StructRefProxy):
