@@ -42,6 +42,11 @@ iterations without halving its best residual, or JAM steps in a row shorter than
 joint limits and joint friction rows with a positive bound; a problem with a bilateral block or a frictionless
 contact is left to the proximal attempt (``applies``). Parameters from session 19's study on the stalled problems
 (θ = 0.05 solved 82 of the 83, 0.2 77; a smoothed ‖v_t‖ 77).
+
+With Z's De Saxcé term dropped (``saxce`` = 0: z = (v_n/μ, v_t), G⁻¹ = diag(μ, 1, 1)) the same iterations solve the
+associated problem, the optimality condition of the convex min ½ fᵀW f + uᵀf on K (Anitescu 2006, Math. Program.
+105(1); the problem MuJoCo solves): ``associated_attempt``, whose solution is a start for Newton where everything
+else failed (session 22).
 """
 from __future__ import annotations
 
@@ -58,6 +63,7 @@ NEIGHBOURHOOD = 1e-3        # γ: each pair's √(det x det z) (a row's product)
 STEP_MIN = 0.2              # a shorter step is taken again with more centring
 START_FORCE = 0.1           # the cold start's f_n: this × max(1, max|u| / mean W_ii) (scaled)
 STALL, JAM = 25, 3          # give up: STALL iterations without halving the best residual, JAM steps < 1e-3
+ASSOCIATED_TOL = 1e-8       # the associated problem is solved at this × its start's gap and ‖R‖
 GROWTH = 10.0               # no iterate taken beyond this × max(‖f‖ at the start, the zero force's residual)
 MAX_ITER = 50               # a run's iterations at most (beyond the caller's max_iter)
 
@@ -102,14 +108,31 @@ def interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, t
 
 
 @kernel
+def associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, f):
+    """The associated problem's solution, as a start for Newton where the exact problem's interior-point runs gave
+    up: ``interior_point`` with σ's floor THETAS[0] and Z's De Saxcé term dropped, z = (v_n/μ, v_t) ∈ L. That
+    problem (v_n ≥ 0 in place of v_n + μ‖v_t‖ ≥ 0: the contacts may separate while they slip, Anitescu 2006's
+    convex relaxation, which MuJoCo solves) is the optimality condition of a convex program, min ½ fᵀW f + uᵀf on
+    K, whose solution the central path reaches where the exact problem's jams; the exact solution is often near.
+    Of the 7 recorded problems every earlier attempt leaves unconverged, Newton then solves 3 (Talos landing on its
+    joint limits, part d step 944 from 0 nm: 7 iterations; session 22, with clarabel's solution as the start).
+    f becomes its solution, or stays as it was (no step within MAX_ITER, ‖f‖ beyond GROWTH max(‖f‖, r₀)).
+    Returns (iterations, found)."""
+    f_max = GROWTH * max(math.sqrt(np.dot(f, f)), zero_residual)
+    return interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, THETAS[0], f_max,
+                          MAX_ITER, f, 0.0)
+
+
+@kernel
 def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, theta, f_max, max_iter,
-                   solution):
+                   solution, saxce=1.0):
     """Up to ``max_iter`` iterations from the cold start on the problem (W, u) (module docstring), σ floored at
     θ (gap₀/gap)(‖R‖/‖R₀‖). Every iterate is projected on K and checked on the natural residual; the first within
     the tolerance is written to ``solution``. An iterate with ‖f‖ > ``f_max`` is not taken: a problem without a
     solution (a body pushed out of two opposite contacts) has its central path go to infinity along internal
-    forces, where ρ v falls below the rounding of f and the natural residual reads 0. Returns (iterations,
-    converged)."""
+    forces, where ρ v falls below the rounding of f and the natural residual reads 0. ``saxce`` = 0: the associated
+    problem instead (``associated_attempt``), no STALL rule, and ``solution`` is also written, and True returned,
+    once its gap and ‖R‖ are ASSOCIATED_TOL of their starts. Returns (iterations, converged)."""
     n = u.shape[0]
     d = _block_scale(W, block_start, block_kind)
     Ws, us = np.empty((n, n)), np.empty(n)
@@ -150,13 +173,17 @@ def interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero
             reference, since = residual, 0
         else:
             since += 1
-        if it == max_iter or since >= STALL:
+        if it == max_iter or (since >= STALL and saxce > 0.0):
             return it, False
         velocity(Ws, f, us, v)
-        gap, norm_R = _residuals(f, v, z, zl, y, w, mu, bound, cs, ls, fs, x, p, q, R, Rl, Rf)
+        gap, norm_R = _residuals(f, v, z, zl, y, w, mu, bound, cs, ls, fs, x, p, q, R, Rl, Rf, saxce)
         if it == 0:
             gap0, R0 = gap, max(norm_R, 1e-300)
-        _linearize(Ws, f, v, x, z, zl, y, w, p, q, mu, cs, ls, fs, Gi, H, Wm, Wi, lam, M)
+        elif saxce == 0.0 and gap <= ASSOCIATED_TOL * gap0 and norm_R <= ASSOCIATED_TOL * R0 and math.isfinite(
+                residual):                                  # the associated problem solved
+            solution[:] = fp
+            return it, True
+        _linearize(Ws, f, v, x, z, zl, y, w, p, q, mu, cs, ls, fs, Gi, H, Wm, Wi, lam, M, saxce)
         if not lu_factor(M, lu, pivots):                    # M singular or not finite: no step to take
             return it, False
         sigma, step = 0.0, 0.0
@@ -241,15 +268,15 @@ def _cold_start(W, u, cs, ls, fs):
 
 
 @kernel
-def _residuals(f, v, z, zl, y, w, mu, bound, cs, ls, fs, x, p, q, R, Rl, Rf):
-    """x = (μ f_n, f_t), p = β + f, q = β − f and the residuals R = z − Z(v), z − v, v − y + w. Returns (the
-    duality gap Σ xᵀz + f z + p y + q w, ‖R‖)."""
+def _residuals(f, v, z, zl, y, w, mu, bound, cs, ls, fs, x, p, q, R, Rl, Rf, saxce):
+    """x = (μ f_n, f_t), p = β + f, q = β − f and the residuals R = z − Z(v), z − v, v − y + w (Z's De Saxcé term
+    × ``saxce``: 1, or 0 for the associated problem). Returns (the duality gap Σ xᵀz + f z + p y + q w, ‖R‖)."""
     gap, norm = 0.0, 0.0
     for k in range(cs.shape[0]):
         s = cs[k]
         x[k, 0], x[k, 1], x[k, 2] = mu[k] * f[s], f[s + 1], f[s + 2]
         slip = max(math.hypot(v[s + 1], v[s + 2]), 1e-300)
-        R[k, 0] = z[k, 0] - (v[s] + mu[k] * slip) / mu[k]
+        R[k, 0] = z[k, 0] - (v[s] + saxce * mu[k] * slip) / mu[k]
         R[k, 1], R[k, 2] = z[k, 1] - v[s + 1], z[k, 2] - v[s + 2]
         for a in range(3):
             gap += x[k, a] * z[k, a]
@@ -267,15 +294,17 @@ def _residuals(f, v, z, zl, y, w, mu, bound, cs, ls, fs, x, p, q, R, Rl, Rf):
 
 
 @kernel
-def _linearize(W, f, v, x, z, zl, y, w, p, q, mu, cs, ls, fs, Gi, H, Wm, Wi, lam, M):
+def _linearize(W, f, v, x, z, zl, y, w, p, q, mu, cs, ls, fs, Gi, H, Wm, Wi, lam, M, saxce):
     """Per contact the Nesterov–Todd scaling (Wm, Wi = Wm⁻¹, λ = Wm z), H = Wi² diag(μ, 1, 1) and the inverse of Z's
-    Jacobian, G⁻¹ = [[μ, −μ t₁/‖t‖, −μ t₂/‖t‖], [0, 1, 0], [0, 0, 1]] (t = v_t); the reduced matrix M = W + D."""
+    Jacobian, G⁻¹ = [[μ, −μ t₁/‖t‖, −μ t₂/‖t‖], [0, 1, 0], [0, 0, 1]] (t = v_t; the De Saxcé terms × ``saxce``);
+    the reduced matrix M = W + D."""
     M[:, :] = W
     for k in range(cs.shape[0]):
         s = cs[k]
         slip = max(math.hypot(v[s + 1], v[s + 2]), 1e-300)
         Gi[k, :, :] = 0.0
-        Gi[k, 0, 0], Gi[k, 0, 1], Gi[k, 0, 2] = mu[k], -mu[k] * v[s + 1] / slip, -mu[k] * v[s + 2] / slip
+        Gi[k, 0, 0] = mu[k]
+        Gi[k, 0, 1], Gi[k, 0, 2] = -saxce * mu[k] * v[s + 1] / slip, -saxce * mu[k] * v[s + 2] / slip
         Gi[k, 1, 1] = Gi[k, 2, 2] = 1.0
         _nesterov_todd(x[k], z[k], Wm[k], Wi[k], lam[k])
         for a in range(3):

@@ -9,13 +9,14 @@ from numba import njit
 
 from engine.contact import _interior_point_kernels as IP
 from engine.contact._alart_curnier_kernels import force_norm
-from engine.contact._kernels import natural_residual
+from engine.contact._kernels import natural_residual, velocity
 from engine.contact._linalg_kernels import no_memo
-from engine.contact._newton_kernels import STAGNATION_FACTOR, _restore, newton_iterations, start_out
+from engine.contact._newton_kernels import PATIENCE, STAGNATION_FACTOR, _restore, newton_iterations, start_out
 
 STAGNATION_ITERATIONS = 100     # the attempt gives up after this many iterations that do not halve the best residual
 PROXIMAL_WEIGHT = 1e-4          # η = this × the mean of W's diagonal (``proximal_iterations``)
 PROXIMAL_INNER, PROXIMAL_TOL = 30, 1e-9   # iterations and relative tolerance of each proximal problem
+ASSOCIATED_STEPS = 100          # Newton's iterations from the associated problem's solution (``second_attempts``)
 PROXIMAL_GROWTH = 10.0          # ‖f‖ beyond this × its start (or the zero force's residual): diverging, stop
 
 
@@ -95,13 +96,15 @@ def second_attempts(W, u, block_start, block_kind, block_mu, inv_start, block_in
                     tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm, keep,
                     B_col, B_val):
     """What follows ``newton_iterations`` when they stall (``newton.py``'s module docstring; its
-    ``nonsmooth_newton_blocks`` and ``_stepping_kernels.solve_groups`` both call this): the interior-point attempt
-    from a cold start (``_interior_point_kernels.interior_point_attempt``: where it applies; its iterations are its
-    own) and, unconverged, the proximal one (``proximal_iterations``) with ``max_steps`` iterations. (f, v), best_f
-    and the work arrays as in ``newton_iterations``; u: the free velocity (W f + u = v). Returns (the interior-point
-    iterations, the proximal iterations, converged)."""
-    interior, converged = 0, False
-    if IP.applies(block_kind, block_mu):
+    ``nonsmooth_newton_blocks`` and ``_stepping_kernels.solve_groups`` both call this): where it applies
+    (``_interior_point_kernels.applies``), the interior-point attempt on the exact problem from a cold start
+    (``interior_point_attempt``); unconverged, the proximal attempt (``proximal_iterations``) with ``max_steps``;
+    still unconverged, where it applies, Newton from the associated problem's solution (``associated_attempt``),
+    with a budget of its own, ASSOCIATED_STEPS iterations: it only runs where the two others fail, so that every
+    step they solve is solved as before. (f, v), best_f and the work arrays as in ``newton_iterations``; u: the free
+    velocity (W f + u = v). Returns (the interior-point iterations, the others, converged)."""
+    interior, applies = 0, IP.applies(block_kind, block_mu)
+    if applies:
         interior, converged = IP.interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol,
                                                         zero_residual, best_f)
         if converged:                                  # all or nothing: f is its solution
@@ -110,4 +113,39 @@ def second_attempts(W, u, block_start, block_kind, block_mu, inv_start, block_in
     steps, converged = proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
                                            block_rho, max_steps, tol, zero_residual, f, v, best_f, status, slip, rows,
                                            df, wd, f_trial, v_trial, dnorm, fnorm, keep, B_col, B_val)
+    if converged or not applies:
+        return interior, steps, converged
+    start = best_f.copy()
+    k, found = IP.associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, start)
+    interior += k
+    if found:
+        k, converged = _newton_from(start, W, u, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
+                                    block_rho, ASSOCIATED_STEPS, tol, zero_residual, f, v, best_f, status, slip, rows,
+                                    df, wd, f_trial, v_trial, dnorm, fnorm, keep)
+        steps += k
     return interior, steps, converged
+
+
+@njit(cache=True, nogil=True)
+def _newton_from(start, W, u, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho,
+                 max_steps, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm,
+                 fnorm, keep):
+    """``newton_iterations`` (dense linear solves) from ``start``, at most ``max_steps``; best_f stays the better of
+    its own and theirs (lower natural residual). Returns (iterations, converged)."""
+    n = f.shape[0]
+    v_best = np.empty(n)
+    velocity(W, best_f, u, v_best)
+    earlier_f, earlier = best_f.copy(), natural_residual(best_f, v_best, block_start, block_kind, block_mu,
+                                                         block_rho)[0]
+    f[:] = start
+    velocity(W, f, u, v)
+    out = np.empty(9)
+    start_out(out, natural_residual(f, v, block_start, block_kind, block_mu, block_rho)[0])
+    best_f[:] = f
+    steps, converged = newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
+                                         block_rho, max_steps, PATIENCE, tol, zero_residual, f, v, best_f, status,
+                                         slip, rows, df[:max(n, 3)], wd, f_trial, v_trial, dnorm, fnorm, out, keep,
+                                         no_memo(n), np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0)
+    if not converged and out[0] > earlier:          # the earlier best stays
+        best_f[:] = earlier_f
+    return steps, converged

@@ -20,18 +20,22 @@ space to the first constraint, ``null_step``), or, where the step fails or stall
 (seed 000 Alg. 1). It stops when the natural residual (cone.py) is at most ``tol · max(‖f‖₂, r₀)``, r₀ the residual
 of the zero force (the scale of the problem: tol is *relative*), after ``max_iter`` iterations, or when
 ``time_budget`` runs out. Where 20 iterations in a row (``PATIENCE``) have not halved the best residual (jammed
-self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), two second
-attempts follow (``_proximal_kernels.second_attempts``, which the contact stage's ``solve_groups`` calls too).
-First, where the problem has no bilateral block and no frictionless contact, a primal–dual interior-point method on
-the exact problem from a cold start (``_interior_point_kernels.interior_point_attempt``, at most 3 × 50 iterations
-of its own, counted in the stats but not in ``max_iter``): it follows the central path from inside the cones instead
-of searching for the active set, and solves the jammed supports Newton stalls on (82 of the 83 steps of one recorded
+self-contacts with high friction from some warm starts, Talos lying where W_AA is nearly singular), second attempts
+follow (``_proximal_kernels.second_attempts``, which the contact stage's ``solve_groups`` calls too). First, where
+the problem has no bilateral block and no frictionless contact, a primal–dual interior-point method on the exact
+problem from a cold start (``_interior_point_kernels.interior_point_attempt``, at most 3 × 50 iterations of its own,
+counted in the stats but not in ``max_iter``): it follows the central path from inside the cones instead of
+searching for the active set, and solves the jammed supports Newton stalls on (82 of the 83 steps of one recorded
 fall); all or nothing, its solution or no change. Then, unconverged, the proximal point method from the best iterate
-with the rest of ``max_iter`` (less if the time budget says so): a sequence of problems with W + η I, positive
-definite, each solved by the same Newton iterations
-(``_proximal_kernels.proximal_iterations``). That gives up in turn (``stopped_by = "stalled"``) after 100
-iterations in a row that do not halve the best residual, or once ‖f‖ grows tenfold (a problem without a
-solution). Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one
+with the rest of ``max_iter`` (the time budget's rest when the attempts begin, if less): a sequence of problems with
+W + η I, positive definite, each solved by the same Newton iterations (``_proximal_kernels.proximal_iterations``).
+That gives up in turn (``stopped_by = "stalled"``) after 100 iterations in a row that do not halve the best
+residual, or once ‖f‖ grows tenfold (a problem without a solution). Last, where the interior-point method applies
+and both failed, Newton again, from the solution of the associated problem (De Saxcé's term dropped: convex), which
+the interior-point method reaches where the exact problem's path jams
+(``_interior_point_kernels.associated_attempt``; its iterations and Newton's, at most 50 and 100, its own; it solves
+part d's one step left in session 21).
+Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one
 iteration is taken unless the residual is zero, or, for a problem of more than 36 rows, the start is already the
 solution to rounding
 (``_newton_kernels.solved_at_start``: a natural residual within 1e-14 of the scale, or the tolerance if smaller): a

@@ -5,8 +5,10 @@ of boxes and a four-point sole (hyperstatic). The nonsmooth Newton solver must r
 against Coulomb's law computed here with numpy, not by the solver's own measure."""
 from pathlib import Path
 
+import clarabel
 import numpy as np
 import pytest
+from scipy import sparse
 
 from engine.contact import _interior_point_kernels as IP
 from engine.contact import _newton_kernels as K
@@ -283,6 +285,52 @@ def test_jammed_supports_with_joint_rows_are_solved_by_the_interior_point_attemp
     assert stats.cone_violation <= 1e-12 * np.abs(f).max()
     friction = blocks.block_start[:-1][blocks.block_kind == 2]
     assert np.all(np.abs(f[friction]) <= blocks.block_mu[blocks.block_kind == 2])
+
+
+def test_a_landing_every_other_attempt_leaves_is_solved_from_the_associated_problems_solution():
+    """Part d's headline scene landing at its step 944 from 0 nm, which Newton, the interior-point attempt's three
+    runs and the proximal attempt all left unconverged (sessions 20–21). The associated problem (De Saxcé's term
+    dropped: min ½ fᵀW f + uᵀf on K, convex) is solved by the same interior-point method: its objective is
+    clarabel's optimum, computed here, to 1e-4 (measured 5e-5), and its solution is not the exact problem's
+    (residual 0.12 of the scale). Newton from it reaches the tolerance, by the residual written out here."""
+    W, u, blocks, f0 = load("talos_landing_associated")
+    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
+    rho = _prepare(W, start, kind, blocks.inv_start)[2]
+    zero = block_residual(W, u, np.zeros_like(u), blocks)
+    f = f0.copy()
+    assert not IP.interior_point_attempt(W, u, start, kind, mu, rho, 1e-6, zero, f)[1]
+    assert np.array_equal(f, f0)                                    # all or nothing
+    k, found = IP.associated_attempt(W, u, start, kind, mu, rho, 1e-6, zero, f)
+    assert found and k <= IP.MAX_ITER
+    objective = 0.5 * f @ W @ f + u @ f
+    assert objective == pytest.approx(associated_optimum(W, u, blocks), rel=1e-4)
+    assert block_residual(W, u, f, blocks) > 0.1 * max(np.linalg.norm(f), zero)
+    g, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
+    scale = max(np.linalg.norm(g), zero)
+    assert stats.converged and block_residual(W, u, g, blocks) <= 1e-6 * scale
+    assert stats.cone_violation <= 1e-12 * np.abs(g).max()
+
+
+def associated_optimum(W, u, blocks):
+    """min ½ fᵀW f + uᵀf on K (each contact's f in its cone, the limit rows' f ≥ 0, the friction rows' |f| ≤ β), by
+    clarabel."""
+    rows, bounds, cones = [], [], []
+    for b, (s, kind) in enumerate(zip(blocks.block_start[:-1], blocks.block_kind)):
+        for sign in ((-1.0,) if kind == 3 else (1.0, -1.0) if kind == 2 else ()):
+            rows.append(sign * np.eye(len(u))[s])
+            bounds.append(blocks.block_mu[b] if kind == 2 else 0.0)
+    cones.append(clarabel.NonnegativeConeT(len(rows)))
+    for b in np.flatnonzero(blocks.block_kind == 0):          # (μ f_n, f_t) in the Lorentz cone
+        s = blocks.block_start[b]
+        rows += [-blocks.block_mu[b] * np.eye(len(u))[s], -np.eye(len(u))[s + 1], -np.eye(len(u))[s + 2]]
+        bounds += [0.0, 0.0, 0.0]
+        cones.append(clarabel.SecondOrderConeT(3))
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    solution = clarabel.DefaultSolver(sparse.csc_matrix(np.triu(W)), u, sparse.csc_matrix(np.array(rows)),
+                                      np.array(bounds), cones, settings).solve()
+    assert str(solution.status) == "Solved"
+    return solution.obj_val
 
 
 @pytest.mark.parametrize("name", PROBLEMS + LIMITS)

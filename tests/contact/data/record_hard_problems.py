@@ -40,6 +40,11 @@ collision group's problem as the contact stage hands it to its solver, in the pr
                  in its second and the third in its third (``_interior_point_kernels``). The fall is chaotic: later
                  code reaches other states at those steps (session 19's final code: 174 and 175 rows at the first
                  two).
+* talos_landing_associated: the same scene landing, at its step 944 from 0 nm (28 contacts, 7 limit and 20
+                 friction rows, W 111 × 111; recorded with c8d4be2, before the attempt below): the one step of part d's
+                 three starts every attempt then left unconverged (Newton, the interior-point attempt's three runs,
+                 the proximal attempt); Newton from the associated problem's solution solves it
+                 (``_interior_point_kernels.associated_attempt``, session 22).
 * stack10:       ten 0.1 m cubes of 1 kg stacked on the ground, at t = 0.5 s: 40 contacts, W of rank 60.
 * sole4:         a 40 kg foot on four coplanar sticking corners, CoM off-centre, pushed sideways (W rank 6).
 * cube_sliding:  tests/engines/test_free_bodies.py's ten cubes (test_cubes_in_contact_move_alike) on the readable
@@ -233,7 +238,7 @@ def stalled_problems():
     sys.path.insert(0, str(ROOT / "bench"))
     from contact import OurFalling
     for name, start_nm, step in (("talos_stalled", 3.0, 1681), ("talos_stalled_second_run", -1.0, 1591),
-                                 ("talos_stalled_third_run", 0.0, 947)):
+                                 ("talos_stalled_third_run", 0.0, 947), ("talos_landing_associated", 0.0, 943)):
         with tempfile.TemporaryDirectory() as tmp:
             run = OurFalling(tmp, "nonsmooth-newton", "constraint", start_nm, "constraint")
             run.sim.step(step)
