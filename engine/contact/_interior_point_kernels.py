@@ -65,6 +65,7 @@ START_FORCE = 0.1           # the cold start's f_n: this × max(1, max|u| / mean
 STALL, JAM = 25, 3          # give up: STALL iterations without halving the best residual, JAM steps < 1e-3
 ASSOCIATED_TOL = 1e-8       # the associated problem is solved at this × its start's gap and ‖R‖
 GROWTH = 10.0               # no iterate taken beyond this × max(‖f‖ at the start, the zero force's residual)
+ASSOCIATED_GROWTH = 100.0   # the same for the associated problem (``associated_attempt``)
 MAX_ITER = 50               # a run's iterations at most (beyond the caller's max_iter)
 
 #: numpy's error model: a division by zero gives inf or NaN, which ``lu_factor``, ``lu_solve`` and the cone tests
@@ -118,7 +119,7 @@ def associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, 
     joint limits, part d step 944 from 0 nm: 7 iterations; session 22, with clarabel's solution as the start).
     f becomes its solution, or stays as it was (no step within MAX_ITER, ‖f‖ beyond GROWTH max(‖f‖, r₀)).
     Returns (iterations, found)."""
-    f_max = GROWTH * max(math.sqrt(np.dot(f, f)), zero_residual)
+    f_max = ASSOCIATED_GROWTH * max(math.sqrt(np.dot(f, f)), zero_residual)
     return interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, THETAS[0], f_max,
                           MAX_ITER, f, 0.0)
 
