@@ -151,3 +151,12 @@ class FailingDevice(ScriptedDevice):
         if self.reads > self.fail_after:
             raise DeviceError("USB cable pulled")
         return super().read()
+
+
+def wait_for(condition, timeout=30.0):
+    """Poll ``condition`` until it holds: a loaded machine runs the haptic ticks late, so the tests wait for what
+    they need to have happened, not for a fixed wall-clock time.  Fails if it has not happened in ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {condition.__doc__ or 'the condition'}"
+        time.sleep(0.02)

@@ -18,7 +18,7 @@ from engine.interaction.process import ProcessSession, process_session_for
 from engine.interaction.scene_proximity import SceneProximity
 from engine.interaction.shared import SharedPlacements
 from engine.model.universe import PluginSpec
-from haptic_helpers import FailingDevice, PhysicsLoop, RigidWorld, world_body
+from haptic_helpers import FailingDevice, PhysicsLoop, RigidWorld, wait_for, world_body
 
 M, G = 1.75, 9.81
 GAIN = 0.05
@@ -38,15 +38,6 @@ def lift(device=ScriptedDevice, grasp_at=0.3, **kw):
 
 def settled(rows, seconds=0.5):
     return rows["t"] > rows["t"][-1] - seconds
-
-
-def wait_for(condition, timeout=30.0):
-    """Poll ``condition`` until it holds: a loaded machine runs the child's ticks late, so the tests wait for what
-    they need to have happened, not for a fixed wall-clock time.  Fails if it has not happened in ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {timeout} s for {condition.__doc__ or 'the condition'}"
-        time.sleep(0.02)
 
 
 def recorded_until(session, t):

@@ -4,7 +4,7 @@ import time
 import numpy as np
 
 from engine.interaction import DeviceError, HapticSession, SafetySettings, ScriptedDevice, WorkspaceMap
-from haptic_helpers import FailingDevice, PhysicsLoop, RigidWorld, lockstep, world_body
+from haptic_helpers import FailingDevice, PhysicsLoop, RigidWorld, lockstep, wait_for, world_body
 
 M, G = 1.75, 9.81
 
@@ -73,7 +73,7 @@ def test_a_device_fault_stops_the_coupling_not_the_application():
     world, device, session, port = holding_session(FailingDevice, fail_after=400)
     with PhysicsLoop(world, port) as physics:
         session.start()
-        time.sleep(0.9)
+        wait_for(lambda: session.fault is not None)
         steps = physics.steps
         time.sleep(0.1)
         assert physics.steps > steps and physics.error is None         # the physics thread runs on
