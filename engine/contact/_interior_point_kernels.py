@@ -85,10 +85,10 @@ def applies(block_kind, block_mu):
 
 
 @kernel
-def interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, f):
+def interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, budget, f):
     """The attempt: ``interior_point`` runs with σ's floor θ = 0.1, then, unconverged, 0.01, then 0.03, each of
-    MAX_ITER iterations at most, no iterate beyond ‖f‖ = GROWTH max(‖f‖, r₀) taken (f: the caller's best iterate so
-    far; the proximal attempt's bound). Where the first stalls or jams, another often converges fast (its path hugs
+    MAX_ITER iterations at most and ``budget`` in all (``_proximal_kernels.second_attempts``), no iterate beyond
+    ‖f‖ = GROWTH max(‖f‖, r₀) taken (f: the caller's best iterate so far; the proximal attempt's bound). Where the first stalls or jams, another often converges fast (its path hugs
     the boundary closer, or less close: of five steps of a fall left unconverged by the first, the second solved
     three in 13–18 iterations; of three steps left by the first two, the third solved two in 13 and 16). Which θ
     solves a problem is hard to foresee: on 167 recorded problems (alone, cold, unbounded), 0.1 solves 155, 0.01
@@ -100,16 +100,16 @@ def interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, t
     iterations, converged = 0, False
     f_max = GROWTH * max(math.sqrt(np.dot(f, f)), zero_residual)
     for theta in THETAS:
-        if converged:
+        if converged or iterations >= budget:
             break
         k, converged = interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, theta,
-                                      f_max, MAX_ITER, f)
+                                      f_max, min(MAX_ITER, budget - iterations), f)
         iterations += k
     return iterations, converged
 
 
 @kernel
-def associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, f):
+def associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, max_iter, f):
     """The associated problem's solution, as a start for Newton where the exact problem's interior-point runs gave
     up: ``interior_point`` with σ's floor THETAS[0] and Z's De Saxcé term dropped, z = (v_n/μ, v_t) ∈ L. That
     problem (v_n ≥ 0 in place of v_n + μ‖v_t‖ ≥ 0: the contacts may separate while they slip, Anitescu 2006's
@@ -117,11 +117,11 @@ def associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, 
     K, whose solution the central path reaches where the exact problem's jams; the exact solution is often near.
     Of the 7 recorded problems the earlier attempts left unconverged in session 22, Newton from this solution solves
     3 (Talos landing on its joint limits, part d step 944 from 0 nm: this in 9 iterations, then Newton in 7;
-    docs/architecture.md, A last attempt). f becomes its solution, or stays as it was (none within MAX_ITER
+    docs/architecture.md, A last attempt). f becomes its solution, or stays as it was (none within ``max_iter``
     iterations, or only beyond ‖f‖ = ASSOCIATED_GROWTH max(‖f‖, r₀)). Returns (iterations, found)."""
     f_max = ASSOCIATED_GROWTH * max(math.sqrt(np.dot(f, f)), zero_residual)
     return interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, THETAS[0], f_max,
-                          MAX_ITER, f, 0.0)
+                          max_iter, f, 0.0)
 
 
 @kernel

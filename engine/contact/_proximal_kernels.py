@@ -18,6 +18,7 @@ PROXIMAL_WEIGHT = 1e-4          # η = this × the mean of W's diagonal (``proxi
 PROXIMAL_INNER, PROXIMAL_TOL = 30, 1e-9   # iterations and relative tolerance of each proximal problem
 ASSOCIATED_STEPS = 100          # Newton's iterations from the associated problem's solution (``second_attempts``)
 PROXIMAL_GROWTH = 10.0          # ‖f‖ beyond this × its start (or the zero force's residual): diverging, stop
+UNLIMITED = 1 << 62             # ``second_attempts``' budget without a time budget: each attempt its own caps
 
 
 @njit(cache=True, nogil=True)
@@ -93,35 +94,41 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
 
 @njit(cache=True, nogil=True)
 def second_attempts(W, u, block_start, block_kind, block_mu, inv_start, block_inv, block_state, block_rho, max_steps,
-                    tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm, keep,
-                    B_col, B_val):
+                    budget, tol, zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm,
+                    fnorm, keep, B_col, B_val):
     """What follows ``newton_iterations`` when they stall (``newton.py``'s module docstring; its
     ``nonsmooth_newton_blocks`` and ``_stepping_kernels.solve_groups`` both call this): where it applies
     (``_interior_point_kernels.applies``), the interior-point attempt on the exact problem from a cold start
     (``interior_point_attempt``); unconverged, the proximal attempt (``proximal_iterations``) with ``max_steps``;
     still unconverged, where it applies, Newton from the associated problem's solution (``associated_attempt``),
     with a budget of its own, ASSOCIATED_STEPS iterations: it only runs where the two others fail, so that every
-    step they solve is solved as before. (f, v), best_f and the work arrays as in ``newton_iterations``; u: the free
-    velocity (W f + u = v). Returns (the interior-point iterations, the others, converged)."""
+    step they solve is solved as before. ``budget``: the iterations of all these attempts together, at most
+    (UNLIMITED: each its own caps; a solve under a time budget passes the iterations its time left allows, so that
+    the attempts end near it). (f, v), best_f and the work arrays as in ``newton_iterations``; u: the free velocity
+    (W f + u = v). Returns (the interior-point iterations, the others, converged)."""
     interior, applies = 0, IP.applies(block_kind, block_mu)
     if applies:
         interior, converged = IP.interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol,
-                                                        zero_residual, best_f)
+                                                        zero_residual, budget, best_f)
         if converged:                                  # all or nothing: f is its solution
             _restore(W, best_f, f, v)
             return interior, 0, True
-    steps, converged = proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
-                                           block_rho, max_steps, tol, zero_residual, f, v, best_f, status, slip, rows,
-                                           df, wd, f_trial, v_trial, dnorm, fnorm, keep, B_col, B_val)
-    if converged or not applies:
+    steps, converged = 0, False
+    if budget > interior:
+        steps, converged = proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv,
+                                               block_state, block_rho, min(max_steps, budget - interior), tol,
+                                               zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial,
+                                               v_trial, dnorm, fnorm, keep, B_col, B_val)
+    if converged or not applies or budget <= interior + steps:
         return interior, steps, converged
     start = best_f.copy()
-    k, found = IP.associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, start)
+    k, found = IP.associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual,
+                                     min(IP.MAX_ITER, budget - interior - steps), start)
     interior += k
-    if found:
+    if found and budget > interior + steps:
         k, converged = _newton_from(start, W, u, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
-                                    block_rho, ASSOCIATED_STEPS, tol, zero_residual, f, v, best_f, status, slip, rows,
-                                    df, wd, f_trial, v_trial, dnorm, fnorm, keep)
+                                    block_rho, min(ASSOCIATED_STEPS, budget - interior - steps), tol, zero_residual,
+                                    f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm, keep)
         steps += k
     return interior, steps, converged
 

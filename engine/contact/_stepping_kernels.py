@@ -29,7 +29,7 @@ from numba import njit
 from engine.contact._kernels import BILATERAL, gauss_seidel_sweeps, natural_residual, prepare_blocks, velocity
 from engine.contact._linalg_kernels import no_memo
 from engine.contact._newton_kernels import PATIENCE, newton_iterations, solved_at_start, start_out
-from engine.contact._proximal_kernels import second_attempts
+from engine.contact._proximal_kernels import UNLIMITED, second_attempts
 from engine.contact.frames import contact_frame
 from engine.dynamics._kernels.algebra import cross, inline, kernel, tuple_op
 from engine.dynamics.pack import WS_OMI_P, WS_OMI_R, WS_V
@@ -292,7 +292,7 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
             if not converged and max_iter > sweeps:    # stalled: the second attempts with the rest of the budget
                 interior, extra, converged = second_attempts(
                     Wk, u_all[s:e], start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter - sweeps,
-                    tol, zero, fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n],
+                    UNLIMITED, tol, zero, fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n],
                     v_trial[:n], dnorm[:nb], fnorm[:nb], keep, B_col[s:e], B_val[s:e])
                 sweeps += interior + extra
             change, failures = math.nan, out[2]

@@ -34,7 +34,9 @@ residual, or once ‖f‖ grows tenfold (a problem without a solution). Last, wh
 and both failed, Newton again, from the solution of the associated problem (De Saxcé's term dropped: convex), which
 the interior-point method reaches where the exact problem's path jams
 (``_interior_point_kernels.associated_attempt``; its iterations and Newton's, at most 50 and 100, its own; it solves
-part d's one step left in session 21).
+part d's one step left in session 21). Under a time budget, all these attempts share the iterations its rest allows
+at the rate of the iterations so far: they end near the budget (``stopped_by = "time_budget"``) instead of running
+their own caps (11 ms for a 1 ms budget on a recorded landing before session 23).
 Unless converged, the iterate of lowest residual is returned, with ``converged = False``. At least one
 iteration is taken unless the residual is zero, or, for a problem of more than 36 rows, the start is already the
 solution to rounding
@@ -55,7 +57,7 @@ import numpy as np
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
 from engine.contact._linalg_kernels import no_keep, no_memo
-from engine.contact._proximal_kernels import second_attempts
+from engine.contact._proximal_kernels import UNLIMITED, second_attempts
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
 
@@ -120,9 +122,16 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
             chunk = max(1, int(0.5 * (time_budget - elapsed) * iterations / elapsed))
     steps = _steps_left(max_iter, iterations, time_budget, t0) if stopped_by == "stalled" else 0
     if steps > 0:                                         # the second attempts, with what is left of the budget
-        interior, k, converged = second_attempts(W, v_free, *problem[1:], steps, tol, zero, *state, keep, B_col, B_val)
+        budget = UNLIMITED if time_budget is None else steps     # under a time budget, the attempts share its rest
+        interior, k, converged = second_attempts(W, v_free, *problem[1:], steps, budget, tol, zero, *state, keep, B_col,
+                                                 B_val)
         iterations += interior + k
-        stopped_by = "tolerance" if converged else "stalled" if k < steps else "max_iter"
+        if converged:
+            stopped_by = "tolerance"
+        elif interior + k >= budget:                      # the time budget's rest, used up
+            stopped_by = "time_budget"
+        else:
+            stopped_by = "stalled" if k < steps else "max_iter"
     if not converged:
         f[:] = best
         GK.velocity(W, f, v_free, v)

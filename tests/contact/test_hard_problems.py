@@ -16,6 +16,7 @@ from engine.contact._alart_curnier_kernels import HELD, STICK
 from engine.contact import contact_residual, gauss_seidel, solve
 from engine.contact.cone import ConstraintBlocks, project_coulomb
 from engine.contact._linalg_kernels import no_keep, no_memo
+from engine.contact._proximal_kernels import UNLIMITED, second_attempts
 from engine.contact.conic import load_problem
 from engine.contact.gauss_seidel import _prepare
 from engine.contact.newton import no_factor, nonsmooth_newton
@@ -298,9 +299,9 @@ def test_a_landing_every_other_attempt_leaves_is_solved_from_the_associated_prob
     rho = _prepare(W, start, kind, blocks.inv_start)[2]
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     f = f0.copy()
-    assert not IP.interior_point_attempt(W, u, start, kind, mu, rho, 1e-6, zero, f)[1]
+    assert not IP.interior_point_attempt(W, u, start, kind, mu, rho, 1e-6, zero, UNLIMITED, f)[1]
     assert np.array_equal(f, f0)                                    # all or nothing
-    k, found = IP.associated_attempt(W, u, start, kind, mu, rho, 1e-6, zero, f)
+    k, found = IP.associated_attempt(W, u, start, kind, mu, rho, 1e-6, zero, IP.MAX_ITER, f)
     assert found and k <= IP.MAX_ITER
     objective = 0.5 * f @ W @ f + u @ f
     assert objective == pytest.approx(associated_optimum(W, u, blocks), rel=1e-4)
@@ -309,6 +310,39 @@ def test_a_landing_every_other_attempt_leaves_is_solved_from_the_associated_prob
     scale = max(np.linalg.norm(g), zero)
     assert stats.converged and block_residual(W, u, g, blocks) <= 1e-6 * scale
     assert stats.cone_violation <= 1e-12 * np.abs(g).max()
+
+
+def attempts(W, u, blocks, f0, budget, max_steps=100):
+    """``second_attempts`` from f0 with ``budget`` iterations in all: (f, interior-point iterations, others,
+    converged)."""
+    start, kind, inv_start = blocks.block_start, blocks.block_kind, blocks.inv_start
+    block_inv, block_state, block_rho = _prepare(W, start, kind, inv_start)
+    n, nb = len(u), len(kind)
+    f, best = f0.copy(), f0.copy()
+    work = (np.zeros(nb, np.int64), np.zeros((nb, 5)), np.zeros(n, np.int64), np.zeros(max(n, 3)), np.zeros(n),
+            np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb))
+    zero = block_residual(W, u, np.zeros_like(u), blocks)
+    interior, others, converged = second_attempts(
+        W, u, start, kind, blocks.block_mu, inv_start, block_inv, block_state, block_rho, max_steps, budget, 1e-6, zero,
+        f, W @ f + u, best, *work, no_keep(), *no_factor()[:2])
+    return (f if converged else best), interior, others, converged
+
+
+def test_under_a_time_budget_the_second_attempts_share_the_iterations_it_allows():
+    """The landing above goes through every attempt (the interior-point runs, the proximal one, the associated
+    problem and Newton from it). Given a budget of iterations in all (what ``nonsmooth_newton``'s time budget
+    leaves them, at the rate of its iterations so far), they take no more; given the iterations they take without
+    a budget, they find the same force to the bit; given fewer, not converged (they were cut short)."""
+    W, u, blocks, f0 = load("talos_landing_associated")
+    f, interior, others, converged = attempts(W, u, blocks, f0, UNLIMITED)
+    total = interior + others
+    assert converged and total > len(IP.THETAS) * IP.MAX_ITER // 2
+    assert block_residual(W, u, f, blocks) <= 1e-6 * max(np.linalg.norm(f), block_residual(W, u, 0 * u, blocks))
+    g, interior, others, same = attempts(W, u, blocks, f0, total)
+    assert same and interior + others == total and np.array_equal(g, f)
+    for budget in (0, 1, 20, IP.MAX_ITER, 2 * IP.MAX_ITER, total - 1):
+        _, interior, others, converged = attempts(W, u, blocks, f0, budget)
+        assert interior + others <= budget and not converged
 
 
 def associated_optimum(W, u, blocks):
@@ -345,7 +379,7 @@ def test_the_interior_point_attempt_alone_solves_the_recorded_problems(name):
     g, _ = solve("nonsmooth-newton", W, u, blocks, DEFAULT)
     f = g.copy()                                  # in: its norm bounds the iterates taken; out: the solution
     iterations, converged = IP.interior_point_attempt(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu,
-                                                      rho, 1e-6, zero, f)
+                                                      rho, 1e-6, zero, UNLIMITED, f)
     scale = max(np.linalg.norm(f), zero)
     assert converged and iterations <= len(IP.THETAS) * IP.MAX_ITER
     assert block_residual(W, u, f, blocks) <= 1e-6 * scale
