@@ -180,14 +180,16 @@ if __name__ == "__main__":
 """
 
 
-def test_the_child_exits_when_the_session_stops_or_the_parent_dies():
+def test_the_child_exits_when_the_session_stops_or_the_parent_dies(tmp_path):
     session = ProcessSession(MouseDevice(shared=True))
     session.start()
     process = session._process
     session.stop()
     assert not process.is_alive() and process.exitcode == 0
 
-    parent = subprocess.Popen([sys.executable, "-c", PARENT.format(path=sys.path)], stdout=subprocess.PIPE, text=True)
+    # the killed parent cannot remove its forkserver's folder (pymp-*): made under tmp_path, not /tmp
+    parent = subprocess.Popen([sys.executable, "-c", PARENT.format(path=sys.path)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "TMPDIR": str(tmp_path)})
     child = int(parent.stdout.readline())
     parent.kill()
     parent.wait()
