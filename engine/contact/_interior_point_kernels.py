@@ -88,15 +88,15 @@ def applies(block_kind, block_mu):
 def interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, budget, f):
     """The attempt: ``interior_point`` runs with σ's floor θ = 0.1, then, unconverged, 0.01, then 0.03, each of
     MAX_ITER iterations at most and ``budget`` in all (``_proximal_kernels.second_attempts``), no iterate beyond
-    ‖f‖ = GROWTH max(‖f‖, r₀) taken (f: the caller's best iterate so far; the proximal attempt's bound). Where the first stalls or jams, another often converges fast (its path hugs
-    the boundary closer, or less close: of five steps of a fall left unconverged by the first, the second solved
-    three in 13–18 iterations; of three steps left by the first two, the third solved two in 13 and 16). Which θ
-    solves a problem is hard to foresee: on 167 recorded problems (alone, cold, unbounded), 0.1 solves 155, 0.01
-    152, 0.03 155 (0.3: 150, 0.003: 149), the three in this order 163; a later run only takes what the earlier ones
-    leave, so only those steps change when one is added. All or nothing: f becomes the solution found, or stays as
-    it was, so that the caller goes on as without the attempt (a sliding cube's proximal attempt converges from
-    Newton's best iterate, where the attempt's best iterate differs from one rounding of the problem to another).
-    Returns (iterations, converged)."""
+    ‖f‖ = GROWTH max(‖f‖, r₀) taken (f: the caller's best iterate so far; the proximal attempt's bound). Where the
+    first stalls or jams, another often converges fast (its path hugs the boundary closer, or less close: of five
+    steps of a fall left unconverged by the first, the second solved three in 13–18 iterations; of three steps left
+    by the first two, the third solved two in 13 and 16). Which θ solves a problem is hard to foresee: on 167
+    recorded problems (alone, cold, unbounded), 0.1 solves 155, 0.01 152, 0.03 155 (0.3: 150, 0.003: 149), the three
+    in this order 163; a later run only takes what the earlier ones leave, so only those steps change when one is
+    added. All or nothing: f becomes the solution found, or stays as it was, so that the caller goes on as without
+    the attempt (a sliding cube's proximal attempt converges from Newton's best iterate, where the attempt's best
+    iterate differs from one rounding of the problem to another). Returns (iterations, converged)."""
     iterations, converged = 0, False
     f_max = GROWTH * max(math.sqrt(np.dot(f, f)), zero_residual)
     for theta in THETAS:

@@ -292,8 +292,8 @@ def solve_groups(W, w_start, u_all, f, row_start, block_offset, block_start, blo
             if not converged and max_iter > sweeps:    # stalled: the second attempts with the rest of the budget
                 interior, extra, converged = second_attempts(
                     Wk, u_all[s:e], start, kind, mu, inv_start, block_inv, block_state, block_rho, max_iter - sweeps,
-                    UNLIMITED, tol, zero, fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n], f_trial[:n],
-                    v_trial[:n], dnorm[:nb], fnorm[:nb], keep, B_col[s:e], B_val[s:e])
+                    UNLIMITED, tol, zero, fk, v, best, status[:nb], slip[:nb], rows[:n], df[:max(n, 3)], wd[:n],
+                    f_trial[:n], v_trial[:n], dnorm[:nb], fnorm[:nb], keep, B_col[s:e], B_val[s:e])
                 sweeps += interior + extra
             change, failures = math.nan, out[2]
         else:
