@@ -310,12 +310,12 @@ CUBES = """<Universe><Settings><TimeStep>0.001</TimeStep></Settings>
   <Body name="ground"><Plane/><Mass>0</Mass></Body>
 </Universe>
 """
-CUBE = '<Body name="cube{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass><Translation x="{x}" y="0" z="0.05"/></Body>'
+CUBE = '<Body name="cube{i}"><Box size="0.1 0.1 0.1"/><Mass>1</Mass><Translation x="{x}" y="0" z="{z}"/></Body>'
 
 
-def cubes(tmp, k, spacing):
-    path = Path(tmp) / f"cubes_{k}_{spacing}.xml"
-    path.write_text(CUBES.format(cubes="\n  ".join(CUBE.format(i=i, x=i * spacing) for i in range(k))))
+def cubes(tmp, k, spacing, z=0.05):
+    path = Path(tmp) / f"cubes_{k}_{spacing}_{z}.xml"
+    path.write_text(CUBES.format(cubes="\n  ".join(CUBE.format(i=i, x=i * spacing, z=z) for i in range(k))))
     return Simulation(load_universe(path))
 
 
@@ -477,16 +477,17 @@ def part_d(seconds=2.0, starts_nm=(0.0,)):
 # ---- (e) N free cubes ------------------------------------------------------------------------------------------------
 
 def part_e(rounds):
-    """N cubes resting on the ground apart: µs per step, ours against MuJoCo and pybullet, interleaved."""
+    """N cubes resting on the ground apart: µs per step, ours against MuJoCo and pybullet, interleaved; last, one
+    cube in flight (dropped from 10 m: no contact in the steps timed)."""
     print(f"\n(e) N free cubes (0.1 m, 1 kg) resting apart on the ground, 1 ms steps, {rounds} × {BLOCK} steps per "
           f"engine, interleaved; load average {os.getloadavg()[0]:.1f} (timings under load)")
     print(f"  {'N':>3s} | {'ours µs':>8s} {'MuJoCo µs':>9s} {'pybullet µs':>11s} | {'ours/MuJoCo':>11s} "
           f"{'ours/pybullet':>13s} | contacts: {'ours':>4s} {'MuJoCo':>6s} {'pybullet':>8s} | ours unconverged")
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (1, 5, 10, 20, 40):
-            sim = cubes(tmp, n, 0.3)
+        for n, z in ((1, 0.05), (5, 0.05), (10, 0.05), (20, 0.05), (40, 0.05), (1, 10.0)):
+            sim = cubes(tmp, n, 0.3, z)
             ours = sim.step
-            engines = {"ours": None, "MuJoCo": mujoco_cubes(n, 0.3), "pybullet": bullet_cubes(n, 0.3)}
+            engines = {"ours": None, "MuJoCo": mujoco_cubes(n, 0.3, z), "pybullet": bullet_cubes(n, 0.3, z)}
             times = {name: [] for name in engines}
             for step, _ in list(engines.values())[1:]:
                 for _ in range(BLOCK):
@@ -502,7 +503,7 @@ def part_e(rounds):
                     step = engines[name][0]
                     times[name] += [step() for _ in range(BLOCK)]
             us = {name: 1e6 * float(np.median(t)) for name, t in times.items()}
-            print(f"  {n:3d} | {us['ours']:8.1f} {us['MuJoCo']:9.1f} {us['pybullet']:11.1f} | "
+            print(f"  {n:3d}{' in flight' if z > 1 else ''} | {us['ours']:8.1f} {us['MuJoCo']:9.1f} {us['pybullet']:11.1f} | "
                   f"{us['ours'] / us['MuJoCo']:11.2f} {us['ours'] / us['pybullet']:13.2f} | "
                   f"{'':10s}{len(sim.contacts):4d} {engines['MuJoCo'][1]():6d} {engines['pybullet'][1]():8d} | "
                   f"{sim.contact_report().unconverged_steps - start}")

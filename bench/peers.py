@@ -168,10 +168,10 @@ class BulletFalling:
         return float(self.pb.getBasePositionAndOrientation(self.robot, physicsClientId=self.c)[0][2])
 
 
-def mujoco_cubes(n, spacing):
-    """MuJoCo: n free 0.1 m cubes of 1 kg resting on a plane, ``spacing`` apart."""
+def mujoco_cubes(n, spacing, z=0.05):
+    """MuJoCo: n free 0.1 m cubes of 1 kg resting on a plane (their centres at height z), ``spacing`` apart."""
     import mujoco
-    bodies = "".join(f'<body pos="{i * spacing} 0 0.05"><freejoint/><geom type="box" size="0.05 0.05 0.05" '
+    bodies = "".join(f'<body pos="{i * spacing} 0 {z}"><freejoint/><geom type="box" size="0.05 0.05 0.05" '
                      f'mass="1" friction="{FRICTION}"/></body>' for i in range(n))
     m = mujoco.MjModel.from_xml_string(f'<mujoco><option timestep="0.001"/><worldbody><geom type="plane" '
                                        f'size="0 0 1" friction="{FRICTION}"/>{bodies}</worldbody></mujoco>')
@@ -184,7 +184,7 @@ def mujoco_cubes(n, spacing):
     return step, lambda: d.ncon
 
 
-def bullet_cubes(n, spacing):
+def bullet_cubes(n, spacing, z=0.05):
     """pybullet: the same cubes on the plane of pybullet_data."""
     import pybullet as pb
     import pybullet_data
@@ -195,7 +195,7 @@ def bullet_cubes(n, spacing):
     pb.changeDynamics(plane, -1, lateralFriction=FRICTION, physicsClientId=c)
     shape = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=c)
     for i in range(n):
-        body = pb.createMultiBody(1.0, shape, basePosition=[i * spacing, 0, 0.05], physicsClientId=c)
+        body = pb.createMultiBody(1.0, shape, basePosition=[i * spacing, 0, z], physicsClientId=c)
         pb.changeDynamics(body, -1, lateralFriction=FRICTION, physicsClientId=c)
 
     def step():

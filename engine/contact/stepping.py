@@ -169,6 +169,7 @@ class ContactStage:
         if self.tree_only:                       # ``tree_contacts``' arguments that are the same every step
             self.tree_arrays = self._tree_arrays()
             self.tree_contacts = self._bind(tree_contacts, self.tree_arrays)
+        self.previous = self.contacts = None     # nothing forgotten yet: ``reset`` below forgets
         self.reset()
 
     def reset(self):
@@ -178,7 +179,12 @@ class ContactStage:
         self._forget()
 
     def _forget(self):
-        """Forget the contacts and the warm starts (a step without contacts; the run's ``counts`` stay)."""
+        """Forget the contacts and the warm starts (a step without contacts; the run's ``counts`` stay). Nothing to
+        do where they are forgotten already and no step or restore has set them since (each sets ``previous`` to
+        new arrays; soles aside, which a contactless step may move): a body in flight steps without it (and, in
+        ``FreeBodies.step``, without loading the same empty warm start again)."""
+        if self.previous is NO_PREVIOUS and self.contacts is None and self.soles is None:
+            return
         self.keep = no_keep()            # the linear solves' kept factor (``_linalg_kernels.kept_solve``)
         self.contacts, self._groups, self._reports = None, None, ()
         self.forces = NO_FORCES                              # world force on body a of each contact
