@@ -89,7 +89,7 @@ def test_a_stalled_physics_zeroes_the_force_of_the_haptic_process_within_50_ms()
     world, session, port = holding()
     with PhysicsLoop(world, port) as physics:
         session.start()
-        time.sleep(1.0)
+        wait_for(recorded_until(session, 1.0))                # held since the grasp at 0.3 s
         physics.stalled.set()
         time.sleep(0.2)
         physics.stalled.clear()
