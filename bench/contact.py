@@ -503,7 +503,8 @@ def part_e(rounds):
                     step = engines[name][0]
                     times[name] += [step() for _ in range(BLOCK)]
             us = {name: 1e6 * float(np.median(t)) for name, t in times.items()}
-            print(f"  {n:3d}{' in flight' if z > 1 else ''} | {us['ours']:8.1f} {us['MuJoCo']:9.1f} {us['pybullet']:11.1f} | "
+            label = f"{n:3d}" + (" in flight" if z > 1 else "")
+            print(f"  {label} | {us['ours']:8.1f} {us['MuJoCo']:9.1f} {us['pybullet']:11.1f} | "
                   f"{us['ours'] / us['MuJoCo']:11.2f} {us['ours'] / us['pybullet']:13.2f} | "
                   f"{'':10s}{len(sim.contacts):4d} {engines['MuJoCo'][1]():6d} {engines['pybullet'][1]():8d} | "
                   f"{sim.contact_report().unconverged_steps - start}")

@@ -197,8 +197,9 @@ class ContactStage:
         """The warm start of the next solve: the last contacts' pairs, points and local forces and the kept factor
         of the linear solves (``_linalg_kernels.kept_solve``) by reference (arrays the next step does not write: each
         step makes new ones, or the free bodies' one-call step writes the other of two slots), copies of the closure
-        forces, the soles' node displacements and the narrowphase results kept for reuse (``world.kept``). With the configuration, it makes a restored run continue exactly as the
-        original. ``Simulation`` keeps it after every step (its last good state); ``State.capture`` copies it."""
+        forces, the soles' node displacements and the narrowphase results kept for reuse (``world.kept``). With the
+        configuration, it makes a restored run continue exactly as the original. ``Simulation`` keeps it after every
+        step (its last good state); ``State.capture`` copies it."""
         pair, point, force = self.previous
         f = self.closures.force                         # (an empty array, no closure: nothing to copy)
         warm = {"pair": pair, "point": point, "force": force, "closure_force": f.copy() if len(f) else f,
