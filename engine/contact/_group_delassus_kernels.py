@@ -14,7 +14,7 @@ from numba import njit
 from engine.contact._delassus_kernels import (DENSE_BODIES, chang_khatib_omega, dense_factors, project, project_dense,
                                               reach, test_force, thesis_omega, tree_factor, tree_factor_support,
                                               world_axes, world_terms)
-from engine.contact._linalg_kernels import gram_upper
+from engine.contact._linalg_kernels import gram_upper, no_factor
 from engine.dynamics._kernels.algebra import inline, kernel
 
 AUTO, THESIS, CHANG_KHATIB, TEST_FORCE = 0, 1, 2, 3      # the names of engine.contact.delassus.METHODS
@@ -50,7 +50,7 @@ def multibody_delassus_factor(lo, hi, R_m, group_contacts, side, X, contact_row,
     nt, nb, nbodies, term_block, term_body, term_contact, block_row, block_term, bodies, row_map, Xw = _world_terms(
         lo, hi, R_m, group_contacts, side, X, contact_row, closures, closure_side, closure_X, closure_nrows,
         closure_row, bi, df, ws, wd, Sw, Uw, mark)
-    B_col, B_val, width = np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0
+    B_col, B_val, width = no_factor()
     if nt == 0:
         return 0, B_col, B_val, width
     rows = block_row[nb]

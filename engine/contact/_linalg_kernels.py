@@ -147,6 +147,12 @@ DEFINITE, SEMIDEFINITE = -1, -2   # ``memo``'s meta[1] besides a rank: L holds W
 
 
 @njit(cache=True, nogil=True)
+def no_factor():
+    """The (B_col, B_val, width) arguments of the kernels for a W that comes without its factor (width 0)."""
+    return np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0
+
+
+@njit(cache=True, nogil=True)
 def no_memo(n):
     """A ``memo`` argument of ``memo_solve`` and ``memo_definite`` for a problem of n rows, with nothing in it."""
     return np.zeros(n + 2, np.int64), np.empty(n * n), np.empty(n, np.int64), np.empty(n * n)

@@ -10,7 +10,7 @@ from numba import njit
 from engine.contact import _interior_point_kernels as IP
 from engine.contact._alart_curnier_kernels import force_norm
 from engine.contact._kernels import natural_residual, velocity
-from engine.contact._linalg_kernels import no_memo
+from engine.contact._linalg_kernels import no_factor, no_memo
 from engine.contact._newton_kernels import PATIENCE, STAGNATION_FACTOR, _restore, newton_iterations, start_out
 
 STAGNATION_ITERATIONS = 100     # the attempt gives up after this many iterations that do not halve the best residual
@@ -113,22 +113,23 @@ def second_attempts(W, u, block_start, block_kind, block_mu, inv_start, block_in
         if converged:                                  # all or nothing: f is its solution
             _restore(W, best_f, f, v)
             return interior, 0, True
-    steps, converged = 0, False
-    if budget > interior:
+    steps, converged, left = 0, False, budget - interior
+    if left > 0:
         steps, converged = proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv,
-                                               block_state, block_rho, min(max_steps, budget - interior), tol,
-                                               zero_residual, f, v, best_f, status, slip, rows, df, wd, f_trial,
-                                               v_trial, dnorm, fnorm, keep, B_col, B_val)
-    if converged or not applies or budget <= interior + steps:
+                                               block_state, block_rho, min(max_steps, left), tol, zero_residual, f, v,
+                                               best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm,
+                                               keep, B_col, B_val)
+        left -= steps
+    if converged or not applies or left <= 0:
         return interior, steps, converged
     start = best_f.copy()
     k, found = IP.associated_attempt(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual,
-                                     min(IP.MAX_ITER, budget - interior - steps), start)
-    interior += k
-    if found and budget > interior + steps:
+                                     min(IP.MAX_ITER, left), start)
+    interior, left = interior + k, left - k
+    if found and left > 0:
         k, converged = _newton_from(start, W, u, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
-                                    block_rho, min(ASSOCIATED_STEPS, budget - interior - steps), tol, zero_residual,
-                                    f, v, best_f, status, slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm, keep)
+                                    block_rho, min(ASSOCIATED_STEPS, left), tol, zero_residual, f, v, best_f, status,
+                                    slip, rows, df, wd, f_trial, v_trial, dnorm, fnorm, keep)
         steps += k
     return interior, steps, converged
 
@@ -152,7 +153,7 @@ def _newton_from(start, W, u, block_start, block_kind, block_mu, inv_start, bloc
     steps, converged = newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
                                          block_rho, max_steps, PATIENCE, tol, zero_residual, f, v, best_f, status,
                                          slip, rows, df[:max(n, 3)], wd, f_trial, v_trial, dnorm, fnorm, out, keep,
-                                         no_memo(n), np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0)
+                                         no_memo(n), *no_factor())
     if not converged and out[0] > earlier:          # the earlier best stays
         best_f[:] = earlier_f
     return steps, converged

@@ -56,7 +56,7 @@ import numpy as np
 
 from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
-from engine.contact._linalg_kernels import no_keep, no_memo
+from engine.contact._linalg_kernels import no_factor, no_keep, no_memo
 from engine.contact._proximal_kernels import UNLIMITED, second_attempts
 from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
@@ -147,11 +147,6 @@ def _steps_left(max_iter, iterations, time_budget, t0):
         elapsed = perf_counter() - t0
         steps = min(steps, int((time_budget - elapsed) * iterations / elapsed))
     return steps
-
-
-def no_factor():
-    """The ``factor`` argument of the kernels when W comes without one (width 0)."""
-    return np.zeros((0, 1), np.int64), np.zeros((0, 1, 1)), 0
 
 
 def _check_factor(factor, n):

@@ -15,11 +15,11 @@ from engine.contact import _newton_kernels as K
 from engine.contact._alart_curnier_kernels import HELD, STICK
 from engine.contact import contact_residual, gauss_seidel, solve
 from engine.contact.cone import ConstraintBlocks, project_coulomb
-from engine.contact._linalg_kernels import no_keep, no_memo
+from engine.contact._linalg_kernels import no_factor, no_keep, no_memo
 from engine.contact._proximal_kernels import UNLIMITED, second_attempts
 from engine.contact.conic import load_problem
 from engine.contact.gauss_seidel import _prepare
-from engine.contact.newton import no_factor, nonsmooth_newton
+from engine.contact.newton import nonsmooth_newton
 from engine.model.universe import SolverSettings
 
 DATA = Path(__file__).resolve().parent / "data"
