@@ -83,11 +83,20 @@ def dynamics():
 
 
 def solvers():
-    """The contact solvers through their public functions (a small frictional problem and its LCP)."""
+    """The contact stage's solve of its groups (``_stepping_kernels.solve_groups``, whose chain of kernels —
+    Newton, the interior-point and proximal attempts — is the warm-up's longest: the job a worker starts with),
+    then the contact solvers through their public functions (a small frictional problem and its LCP)."""
+    from engine.contact import _stepping_kernels as K
     from engine.contact import gauss_seidel, lemke
+    from engine.contact._kernels import CONTACT
+    from engine.contact._linalg_kernels import no_keep
     rng = np.random.default_rng(0)
     J = rng.standard_normal((6, 6))
     W, v_free, mu = J @ J.T + np.eye(6), -rng.random(6), np.full(2, 0.5)
+    for solver in (K.NONSMOOTH_NEWTON, K.GAUSS_SEIDEL_NEWTON):      # one group of two contacts, the stage's types
+        K.solve_groups(W.ravel(), np.array([0, 36]), v_free, np.zeros(6), np.array([0, 6]), np.array([0, 2]),
+                       np.array([0, 3, 6]), np.full(2, CONTACT), mu, solver, 1e-6, 100, np.zeros((1, 7)), no_keep(),
+                       np.full((6, 1), -1), np.zeros((6, 1, 1)), np.zeros(1, np.int64))
     for newton in (True, False):
         gauss_seidel(W, v_free, mu, newton=newton)
     lemke(W, v_free)
@@ -148,8 +157,8 @@ def one_robot():
 
 
 JOBS = {"gauss-seidel-newton": lambda: scene("gauss-seidel-newton"), "gauss-seidel": lambda: scene("gauss-seidel"),
-        "nonsmooth-newton": lambda: scene("nonsmooth-newton"), "lemke": lambda: scene("lemke"), "solvers": solvers,
-        "soles": soles, "free bodies": free_bodies, "one robot": one_robot, "dynamics": dynamics}
+        "nonsmooth-newton": lambda: scene("nonsmooth-newton"), "lemke": lambda: scene("lemke"), "soles": soles,
+        "free bodies": free_bodies, "one robot": one_robot, "dynamics": dynamics, "solvers": solvers}
 
 
 def _orders(workers: int) -> list:

@@ -19,9 +19,10 @@ from engine.dynamics._kernels.algebra import inline, kernel
 
 AUTO, THESIS, CHANG_KHATIB, TEST_FORCE = 0, 1, 2, 3      # the names of engine.contact.delassus.METHODS
 JOINT_SPACE = 4          # W = B Bᵀ from the joint-space factor (``multibody_delassus_factor``; picked by AUTO)
-TREE_FACTOR_ROWS = 36    # … for a group on one multibody of this many rows or more: Talos falling, Λ by the thesis's
-                         # methods against B Bᵀ, 24 rows on 2 bodies 9.6 against 9.9 µs, 42 rows on 5 bodies 16.6
-                         # against 14.1, 72 on 13: 64 against 30, 177 on 17: 188 against 85 µs
+TREE_FACTOR_ROWS = np.int64(36)  # … for a group on one multibody of this many rows or more: Talos falling, Λ by
+                         # the thesis's methods against B Bᵀ, 24 rows on 2 bodies 9.6 against 9.9 µs, 42 rows on 5
+                         # bodies 16.6 against 14.1, 72 on 13: 64 against 30, 177 on 17: 188 against 85 µs
+                         # (np.int64: _newton_kernels.PATIENCE says why)
 
 
 @njit(cache=True, nogil=True)

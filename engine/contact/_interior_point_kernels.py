@@ -103,7 +103,7 @@ def interior_point_attempt(W, u, block_start, block_kind, block_mu, block_rho, t
         if converged or iterations >= budget:
             break
         k, converged = interior_point(W, u, block_start, block_kind, block_mu, block_rho, tol, zero_residual, theta,
-                                      f_max, min(MAX_ITER, budget - iterations), f)
+                                      f_max, min(MAX_ITER, budget - iterations), f, 1.0)
         iterations += k
     return iterations, converged
 

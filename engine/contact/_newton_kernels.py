@@ -53,7 +53,9 @@ STALL_STEPS, STALL_FACTOR = 6, 0.9   # Newton steps that do not cut the best res
 FIRST_PHASE, LAST_PHASE = 4.0, 32.0  # … start a phase of Gauss–Seidel sweeps this long (doubling each time)
 STAGNATION_FACTOR = 0.5         # an improvement: the best residual halved (``newton_iterations``' patience)
 BOUNDARY = 1e-6                 # ‖f_t‖ ≥ (1 − this) μ f_n: a force on its cone's boundary (``_slip_leaving``)
-PATIENCE = 20                   # Newton's iterations without halving its best residual before the proximal attempt
+PATIENCE = np.int64(20)         # Newton's iterations without halving its best residual before the proximal attempt
+# (np.int64 and np.bool_, never a Python literal, for what the kernels pass on: numba compiles a callee once more,
+# with all it calls, for each literal argument; docs/architecture.md, The warm-up)
 ROUNDING = 1e-14                # a start within this of the scale is exact to rounding (``solved_at_start``) …
 REFINE_ROWS = 36                # … and kept without Newton's refining step by a group of more rows
 
@@ -162,7 +164,7 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
         return False
     if first and not slipping and _consistent(v, wd, rows[:m]) and _slip_leaving(f, v, df, block_start, block_mu,
                                                                                  block_rho, status, slip):
-        slipping = True
+        slipping = np.bool_(True)
         if not _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, slipping,
                                rows, df, wd, keep, memo, B_col, B_val, width):
             return False
@@ -199,8 +201,8 @@ def newton_step(W, block_start, block_kind, block_mu, block_rho, block_state, f,
             if status[b] == SLIP:
                 status[b] = HELD
                 m -= 3
-        if not _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, False, rows,
-                               df, wd, keep, memo, B_col, B_val, width):
+        if not _step_direction(W, f, v, block_start, block_kind, block_mu, block_rho, status, slip, m, np.bool_(False),
+                               rows, df, wd, keep, memo, B_col, B_val, width):
             return False
     if plateau_step(W, block_start, block_kind, block_mu, status, rows[:m], f, v, wd, f_trial):
         return True

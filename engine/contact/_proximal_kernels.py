@@ -15,10 +15,10 @@ from engine.contact._newton_kernels import PATIENCE, STAGNATION_FACTOR, _restore
 
 STAGNATION_ITERATIONS = 100     # the attempt gives up after this many iterations that do not halve the best residual
 PROXIMAL_WEIGHT = 1e-4          # η = this × the mean of W's diagonal (``proximal_iterations``)
-PROXIMAL_INNER, PROXIMAL_TOL = 30, 1e-9   # iterations and relative tolerance of each proximal problem
+PROXIMAL_INNER, PROXIMAL_TOL = np.int64(30), 1e-9  # iterations and relative tolerance of each proximal problem
 ASSOCIATED_STEPS = 100          # Newton's iterations from the associated problem's solution (``second_attempts``)
 PROXIMAL_GROWTH = 10.0          # ‖f‖ beyond this × its start (or the zero force's residual): diverging, stop
-UNLIMITED = 1 << 62             # ``second_attempts``' budget without a time budget: each attempt its own caps
+UNLIMITED = np.int64(1 << 62)   # ``second_attempts``' budget without a time budget: each attempt its own caps
 
 
 @njit(cache=True, nogil=True)
@@ -72,7 +72,7 @@ def proximal_iterations(W, block_start, block_kind, block_mu, inv_start, block_i
         k, solved = newton_iterations(W, block_start, block_kind, block_mu, inv_start, block_inv, block_state,
                                       block_rho, min(PROXIMAL_INNER, max_steps - steps), PROXIMAL_INNER, PROXIMAL_TOL,
                                       zero_residual, f, v, inner_best, status, slip, rows, df, wd, f_trial, v_trial,
-                                      dnorm, fnorm, out, keep, memo, B_col, B_val, 0)
+                                      dnorm, fnorm, out, keep, memo, B_col, B_val, np.int64(0))
         steps += k
         if not solved:
             _restore(W, inner_best, f, v)
