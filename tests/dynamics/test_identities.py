@@ -4,6 +4,7 @@ linearity in a, the passive joint forces, and the same checks with numba's JIT d
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import subprocess
 import sys
@@ -190,6 +191,29 @@ def test_kernel_cache_follows_the_helpers_it_inlines():
     covered = {p.name for p in cache._imports(kernel_file)}
     assert {"algebra.py", "kinematics.py", "rotors.py", "pack.py"} <= covered
     assert locator.get_source_stamp()[1] == cache.dependency_digest(kernel_file)
+
+
+def test_a_cache_index_naming_a_module_since_removed_is_a_miss(tmp_path, monkeypatch):
+    """An index whose signatures name a type of a module that is gone (switching commits) is a cache miss, then
+    rewritten, instead of ModuleNotFoundError at every import (numba unpickles the index before its stamp check)."""
+    from numba.core.caching import IndexDataCacheFile
+
+    import engine.dynamics._kernels.cache  # noqa: F401  (installs the reading of an unreadable index as a miss)
+    (tmp_path / "gone_module.py").write_text("class Gone:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import gone_module
+
+    def index():
+        return IndexDataCacheFile(cache_path=str(tmp_path), filename_base="kernel-1.py311", source_stamp="stamp")
+    index().save(("signature", "plain"), b"machine code")
+    index().save(("signature", gone_module.Gone()), b"other machine code")
+    assert index().load(("signature", "plain")) == b"machine code"
+    del sys.modules["gone_module"]
+    (tmp_path / "gone_module.py").unlink()
+    importlib.invalidate_caches()
+    assert index().load(("signature", "plain")) is None              # unreadable: a miss, not an ImportError
+    index().save(("signature", "kept"), b"new machine code")
+    assert index().load(("signature", "kept")) == b"new machine code"
 
 
 @njit(cache=True)

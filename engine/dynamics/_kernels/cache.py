@@ -5,15 +5,20 @@ constants from other files (``algebra``, ``kinematics``, ``engine.dynamics.pack`
 the dynamics ones): editing a helper would leave stale machine code in its callers' caches.  This locator,
 numba's in-tree ``__pycache__`` one for the files of the ``engine`` package, adds to the stamp a digest of
 every engine module that the function's module imports, transitively (read from the import statements).
+
+numba unpickles a cache index before it compares the stamp, so an index whose signatures name a type of a module
+since removed or renamed (a StructRef's module, after switching commits) raised ModuleNotFoundError at every
+import of the engine; such an index is read here as empty: a miss, rewritten by the next save.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
+import pickle
 from functools import lru_cache
 from pathlib import Path
 
-from numba.core.caching import CacheImpl, InTreeCacheLocator
+from numba.core.caching import CacheImpl, IndexDataCacheFile, InTreeCacheLocator
 
 ROOT = Path(__file__).resolve().parents[3]   # the directory holding the engine package
 ENGINE = ROOT / "engine"
@@ -69,3 +74,15 @@ class EngineCacheLocator(InTreeCacheLocator):
 
 if EngineCacheLocator not in CacheImpl._locator_classes:  # after NUMBA_CACHE_DIR's locator, before the rest
     CacheImpl._locator_classes.insert(1, EngineCacheLocator)
+
+
+def _load_index_or_miss(self, _load_index=IndexDataCacheFile._load_index):
+    """numba's ``IndexDataCacheFile._load_index``, with an index it cannot unpickle read as empty (module docstring)."""
+    try:
+        return _load_index(self)
+    except (ImportError, AttributeError, EOFError, pickle.UnpicklingError):
+        return {}
+
+
+if IndexDataCacheFile._load_index.__name__ != _load_index_or_miss.__name__:
+    IndexDataCacheFile._load_index = _load_index_or_miss
