@@ -201,7 +201,7 @@ def test_a_cache_index_naming_a_module_since_removed_is_a_miss(tmp_path, monkeyp
     import engine.dynamics._kernels.cache  # noqa: F401  (installs the reading of an unreadable index as a miss)
     (tmp_path / "gone_module.py").write_text("class Gone:\n    pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    import gone_module
+    gone_module = importlib.import_module("gone_module")     # a module of the test's own, written above
 
     def index():
         return IndexDataCacheFile(cache_path=str(tmp_path), filename_base="kernel-1.py311", source_stamp="stamp")
