@@ -220,7 +220,9 @@ class CollisionWorld:
         self.tables = ContactTables(
             pair_object=_frozen(self.shape_object[self.pairs].reshape(-1, 2)),
             pair_geometry=_frozen(self.shape_geometry[self.pairs].reshape(-1, 2)),
-            pair_mu=_frozen(mats[:, 0]), pair_restitution=_frozen(mats[:, 1]),
+            pair_mu=_frozen(mats[:, 0].copy()), pair_restitution=_frozen(mats[:, 1].copy()),   # contiguous: one
+            # type whatever the number of pairs (a column of one row is contiguous, of more rows not: the kernels
+            # taking them compiled twice)
             object_multibody=_frozen(np.array([o.multibody for o in self.objects], dtype=np.int64)),
             object_body=_frozen(np.array([o.body for o in self.objects], dtype=np.int64)))
         self.workspace = self._ws_for(len(self.pairs))

@@ -245,6 +245,13 @@ class SolverStats:
     local_failures: int = 0
 
 
+def writeable(*arrays):
+    """The arrays, each copied if read-only (a ``ConstraintBlocks``'), as the contact stage passes them to the
+    kernels: numba compiles a kernel, with all it calls, once more for read-only arrays (the Newton chain, about a
+    minute of CPU)."""
+    return tuple(a if a.flags.writeable else a.copy() for a in arrays)
+
+
 def check_problem(W, v_free):
     """float64 C-contiguous ``W`` (n, n), symmetrised if needed, and ``v_free`` (n,); ValueError naming the fault.
     Inputs are not modified."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.contact import _kernels as K
 from engine.contact._linalg_kernels import no_keep
-from engine.contact.cone import BILATERAL, ConstraintBlocks, SolverStats, check_problem
+from engine.contact.cone import BILATERAL, ConstraintBlocks, SolverStats, check_problem, writeable
 
 
 def prepare(W, blocks: ConstraintBlocks):
@@ -75,6 +75,7 @@ def gauss_seidel_blocks(W, v_free, block_start, block_kind, block_mu, f, tol, ma
     symmetric PSD, float64, C-contiguous; the block arrays as in ``ConstraintBlocks``; ``f`` (n,) a warm start
     in K, overwritten by the returned force. Returns (f, ``SolverStats``)."""
     t0 = perf_counter() if t0 is None else t0
+    block_start, block_kind, block_mu = writeable(block_start, block_kind, block_mu)
     if inv_start is None:
         sizes = np.diff(block_start)
         inv_start = np.zeros(len(block_kind) + 1, dtype=np.int64)

@@ -58,7 +58,7 @@ from engine.contact import _kernels as GK
 from engine.contact import _newton_kernels as K
 from engine.contact._linalg_kernels import no_factor, no_keep, no_memo
 from engine.contact._proximal_kernels import UNLIMITED, second_attempts
-from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem
+from engine.contact.cone import ConstraintBlocks, SolverStats, check_problem, writeable
 from engine.contact.gauss_seidel import _check_settings, _check_vector, _prepare
 
 NAME = "nonsmooth-newton"
@@ -87,6 +87,7 @@ def nonsmooth_newton_blocks(W, v_free, block_start, block_kind, block_mu, f, tol
     """``nonsmooth_newton`` on a problem its caller has built and checked (as ``gauss_seidel_blocks``): ``f`` (n,)
     a warm start in K, overwritten by the returned force. Returns (f, ``SolverStats``)."""
     t0 = perf_counter() if t0 is None else t0
+    block_start, block_kind, block_mu = writeable(block_start, block_kind, block_mu)
     if inv_start is None:
         sizes = np.diff(block_start)
         inv_start = np.zeros(len(block_kind) + 1, dtype=np.int64)

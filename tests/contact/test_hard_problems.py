@@ -14,7 +14,7 @@ from engine.contact import _interior_point_kernels as IP
 from engine.contact import _newton_kernels as K
 from engine.contact._alart_curnier_kernels import HELD, STICK
 from engine.contact import contact_residual, gauss_seidel, solve
-from engine.contact.cone import ConstraintBlocks, project_coulomb
+from engine.contact.cone import ConstraintBlocks, project_coulomb, writeable
 from engine.contact._linalg_kernels import no_factor, no_keep, no_memo
 from engine.contact._proximal_kernels import UNLIMITED, second_attempts
 from engine.contact.conic import load_problem
@@ -167,7 +167,7 @@ def test_a_standing_corner_whose_sticking_step_leaves_its_cone_slips_from_the_fi
 def newton_state(W, u, blocks, f0):
     """What ``_newton_kernels.newton_step`` takes besides W: the blocks (start, kind, mu), their state and gains,
     the force f = proj_K(f0), v = W f + u, the work arrays (status first) and the memo."""
-    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
+    start, kind, mu = writeable(blocks.block_start, blocks.block_kind, blocks.block_mu)   # the stage's types
     _, state, rho = _prepare(W, start, kind, blocks.inv_start)
     n, m = len(u), len(kind)
     f = blocks.project(f0)
@@ -185,10 +185,10 @@ def test_the_plateau_step_holds_the_slipping_contacts():
     start, kind, mu, state, rho, f, v, work, memo = newton_state(W, u, blocks, f0)
     status = work[0]
     for _ in range(3):
-        assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
+        assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor(), False)
         assert not np.any(status == HELD)
     g, w = f.copy(), v.copy()
-    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
+    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor(), False)
     held = np.flatnonzero(status == HELD)
     assert len(held) >= 1
     for b in held:
@@ -207,9 +207,9 @@ def test_the_plateau_step_moves_the_internal_forces_only():
     same to rounding), keeps it in the cone and puts one corner on the cone's boundary."""
     W, u, blocks, f0 = load("walk_single")
     start, kind, mu, state, rho, f, v, work, memo = newton_state(W, u, blocks, f0)
-    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
+    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor(), False)
     g, w = f.copy(), v.copy()
-    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor())
+    assert K.newton_step(W, start, kind, mu, rho, state, f, v, *work, no_keep(), memo, *no_factor(), False)
     assert np.linalg.norm(f - g) > 1.0 and np.linalg.norm(v - w) <= 1e-12 * np.linalg.norm(w)
     assert np.allclose(W @ f + u, v, rtol=0, atol=1e-12 * np.abs(u).max())
     F = f.reshape(-1, 3)
@@ -275,8 +275,9 @@ def test_jammed_supports_with_joint_rows_are_solved_by_the_interior_point_attemp
     rho = _prepare(W, blocks.block_start, blocks.block_kind, blocks.inv_start)[2]
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     solution = np.zeros_like(u)
-    runs = [IP.interior_point(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu, rho, 1e-6, zero, theta,
-                              np.inf, IP.MAX_ITER, solution)[1] for theta in IP.THETAS[:run + 1]]
+    start, kind, mu = writeable(blocks.block_start, blocks.block_kind, blocks.block_mu)   # the stage's types
+    runs = [IP.interior_point(W, u, start, kind, mu, rho, 1e-6, zero, theta, np.inf, IP.MAX_ITER, solution, 1.0)[1]
+            for theta in IP.THETAS[:run + 1]]
     assert runs == [False] * run + [True]
     f, stats = solve("nonsmooth-newton", W, u, blocks, DEFAULT, f0=f0)
     scale = max(np.linalg.norm(f), zero)
@@ -295,7 +296,7 @@ def test_a_landing_every_other_attempt_leaves_is_solved_from_the_associated_prob
     clarabel's optimum, computed here, to 1e-4 (measured 5e-5), and its solution is not the exact problem's
     (residual 0.12 of the scale). Newton from it reaches the tolerance, by the residual written out here."""
     W, u, blocks, f0 = load("talos_landing_associated")
-    start, kind, mu = blocks.block_start, blocks.block_kind, blocks.block_mu
+    start, kind, mu = writeable(blocks.block_start, blocks.block_kind, blocks.block_mu)   # the stage's types
     rho = _prepare(W, start, kind, blocks.inv_start)[2]
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     f = f0.copy()
@@ -315,7 +316,8 @@ def test_a_landing_every_other_attempt_leaves_is_solved_from_the_associated_prob
 def attempts(W, u, blocks, f0, budget, max_steps=100):
     """``second_attempts`` from f0 with ``budget`` iterations in all: (f, interior-point iterations, others,
     converged)."""
-    start, kind, inv_start = blocks.block_start, blocks.block_kind, blocks.inv_start
+    start, kind, mu = writeable(blocks.block_start, blocks.block_kind, blocks.block_mu)   # the stage's types
+    inv_start = blocks.inv_start
     block_inv, block_state, block_rho = _prepare(W, start, kind, inv_start)
     n, nb = len(u), len(kind)
     f, best = f0.copy(), f0.copy()
@@ -323,7 +325,7 @@ def attempts(W, u, blocks, f0, budget, max_steps=100):
             np.zeros(n), np.zeros(n), np.zeros(nb), np.zeros(nb))
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     interior, others, converged = second_attempts(
-        W, u, start, kind, blocks.block_mu, inv_start, block_inv, block_state, block_rho, max_steps, budget, 1e-6, zero,
+        W, u, start, kind, mu, inv_start, block_inv, block_state, block_rho, max_steps, budget, 1e-6, zero,
         f, W @ f + u, best, *work, no_keep(), *no_factor()[:2])
     return (f if converged else best), interior, others, converged
 
@@ -378,8 +380,8 @@ def test_the_interior_point_attempt_alone_solves_the_recorded_problems(name):
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     g, _ = solve("nonsmooth-newton", W, u, blocks, DEFAULT)
     f = g.copy()                                  # in: its norm bounds the iterates taken; out: the solution
-    iterations, converged = IP.interior_point_attempt(W, u, blocks.block_start, blocks.block_kind, blocks.block_mu,
-                                                      rho, 1e-6, zero, UNLIMITED, f)
+    iterations, converged = IP.interior_point_attempt(W, u, *writeable(blocks.block_start, blocks.block_kind,
+                                                                       blocks.block_mu), rho, 1e-6, zero, UNLIMITED, f)
     scale = max(np.linalg.norm(f), zero)
     assert converged and iterations <= len(IP.THETAS) * IP.MAX_ITER
     assert block_residual(W, u, f, blocks) <= 1e-6 * scale
