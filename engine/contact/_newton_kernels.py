@@ -55,7 +55,7 @@ STAGNATION_FACTOR = 0.5         # an improvement: the best residual halved (``ne
 BOUNDARY = 1e-6                 # ‖f_t‖ ≥ (1 − this) μ f_n: a force on its cone's boundary (``_slip_leaving``)
 PATIENCE = np.int64(20)         # Newton's iterations without halving its best residual before the proximal attempt
 # (np.int64 and np.bool_, never a Python literal, for what the kernels pass on: numba compiles a callee once more,
-# with all it calls, for each literal argument; docs/architecture.md, The warm-up)
+# with all it calls, for each literal argument; docs/architecture.md, Environment and first run)
 ROUNDING = 1e-14                # a start within this of the scale is exact to rounding (``solved_at_start``) …
 REFINE_ROWS = 36                # … and kept without Newton's refining step by a group of more rows
 

@@ -272,10 +272,10 @@ def test_jammed_supports_with_joint_rows_are_solved_by_the_interior_point_attemp
     the residual written out here, every force in its set."""
     W, u, blocks, f0 = load(name)
     assert set(blocks.block_kind) == {0, 2, 3} and len(u) == rows
-    rho = _prepare(W, blocks.block_start, blocks.block_kind, blocks.inv_start)[2]
+    start, kind, mu = writeable(blocks.block_start, blocks.block_kind, blocks.block_mu)   # the stage's types
+    rho = _prepare(W, start, kind, blocks.inv_start)[2]
     zero = block_residual(W, u, np.zeros_like(u), blocks)
     solution = np.zeros_like(u)
-    start, kind, mu = writeable(blocks.block_start, blocks.block_kind, blocks.block_mu)   # the stage's types
     runs = [IP.interior_point(W, u, start, kind, mu, rho, 1e-6, zero, theta, np.inf, IP.MAX_ITER, solution, 1.0)[1]
             for theta in IP.THETAS[:run + 1]]
     assert runs == [False] * run + [True]
